@@ -1,0 +1,1 @@
+//! Sans-IO codec for the DGT e-board serial protocol.

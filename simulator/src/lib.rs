@@ -1,0 +1,1 @@
+//! A virtual DGT e-board for tests and demos.

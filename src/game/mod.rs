@@ -1,0 +1,1 @@
+//! The rules core: game record, outcomes and PGN, on shakmaty.

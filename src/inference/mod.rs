@@ -1,0 +1,1 @@
+//! Move inference: from board snapshots to moves and events.

@@ -1,0 +1,2 @@
+//! The boardcast daemon binary.
+fn main() {}
