@@ -1,1 +1,13 @@
 //! The rules core: game record, outcomes and PGN, on shakmaty.
+//!
+//! shakmaty generates the moves and decides legality; this module adds what a
+//! broadcast needs on top: the record of a whole game (start position, moves with SAN,
+//! comments), the Laws' end-of-game conditions, and a PGN writer.
+
+mod outcome;
+mod pgn;
+mod record;
+
+pub use outcome::{DrawClaims, Status, Termination};
+pub use pgn::write_pgn;
+pub use record::{GameRecord, RecordError, RecordedMove};

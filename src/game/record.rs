@@ -1,0 +1,394 @@
+//! The game record: start position, moves with SAN, comments and the result.
+
+use shakmaty::{
+    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, Position, fen::Fen, san::SanPlus,
+    uci::UciMove, zobrist::Zobrist64,
+};
+
+use super::outcome::{Status, Termination, evaluate};
+
+/// Errors from editing a game record.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RecordError {
+    #[error("{0} is not a legal move in this position")]
+    IllegalMove(String),
+    #[error("invalid FEN: {0}")]
+    InvalidFen(String),
+    #[error("there is no move at ply {0}")]
+    NoSuchPly(usize),
+}
+
+/// One move of the record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedMove {
+    pub mv: Move,
+    pub san: SanPlus,
+    /// Remarks for the arbiter (irregularities), written as PGN comments after the move.
+    pub comments: Vec<String>,
+    /// A machine annotation written first in the move's comment, e.g. `[%clk 1:23:45]`.
+    pub annotation: Option<String>,
+}
+
+/// A game: where it started, the moves played, and what follows from them.
+///
+/// Positions are kept for every ply, so retracting moves and recognising an earlier
+/// position are cheap; repetition keys use shakmaty's `EnPassantMode::Legal`, so an en
+/// passant right counts only where the capture is really possible (Art. 10.10).
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    tags: Vec<(String, String)>,
+    positions: Vec<Chess>,
+    keys: Vec<Zobrist64>,
+    moves: Vec<RecordedMove>,
+    preface: Vec<String>,
+    signalled: Option<(KnownOutcome, Termination)>,
+}
+
+impl Default for GameRecord {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const ROSTER: [(&str, &str); 6] = [
+    ("Event", "?"),
+    ("Site", "?"),
+    ("Date", "????.??.??"),
+    ("Round", "?"),
+    ("White", "?"),
+    ("Black", "?"),
+];
+
+impl GameRecord {
+    /// A game from the standard start position.
+    pub fn new() -> Self {
+        Self::from_position(Chess::default())
+    }
+
+    /// A game from any legal position (a set-up position when it is not the start).
+    pub fn from_position(start: Chess) -> Self {
+        GameRecord {
+            tags: ROSTER
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            keys: vec![start.zobrist_hash(EnPassantMode::Legal)],
+            positions: vec![start],
+            moves: Vec::new(),
+            preface: Vec::new(),
+            signalled: None,
+        }
+    }
+
+    /// A game from a FEN.
+    pub fn from_fen(fen: &str) -> Result<Self, RecordError> {
+        let fen: Fen = fen
+            .parse()
+            .map_err(|e| RecordError::InvalidFen(format!("{e}")))?;
+        let pos: Chess = fen
+            .into_position(CastlingMode::Standard)
+            .map_err(|e| RecordError::InvalidFen(format!("{e}")))?;
+        Ok(Self::from_position(pos))
+    }
+
+    /// The start position.
+    pub fn start(&self) -> &Chess {
+        &self.positions[0]
+    }
+
+    /// Whether the game starts from a set-up position (needs SetUp/FEN tags).
+    pub fn is_setup(&self) -> bool {
+        self.positions[0] != Chess::default()
+    }
+
+    /// The start position as FEN.
+    pub fn start_fen(&self) -> String {
+        Fen::from_position(self.start(), EnPassantMode::Legal).to_string()
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Chess {
+        self.positions
+            .last()
+            .expect("a record always holds its start position")
+    }
+
+    /// The position after `ply` moves (0 = start).
+    pub fn position_at(&self, ply: usize) -> Option<&Chess> {
+        self.positions.get(ply)
+    }
+
+    /// The moves played.
+    pub fn moves(&self) -> &[RecordedMove] {
+        &self.moves
+    }
+
+    /// Number of moves (plies) played.
+    pub fn ply_count(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The SAN of every move, in order.
+    pub fn sans(&self) -> Vec<String> {
+        self.moves.iter().map(|m| m.san.to_string()).collect()
+    }
+
+    /// Plays `mv` (must be legal in the current position).
+    pub fn push(&mut self, mv: Move) -> Result<&RecordedMove, RecordError> {
+        let pos = self.position();
+        if !pos.is_legal(mv) {
+            return Err(RecordError::IllegalMove(
+                mv.to_uci(CastlingMode::Standard).to_string(),
+            ));
+        }
+        let mut next = pos.clone();
+        let san = SanPlus::from_move_and_play_unchecked(&mut next, mv);
+        self.keys.push(next.zobrist_hash(EnPassantMode::Legal));
+        self.positions.push(next);
+        self.moves.push(RecordedMove {
+            mv,
+            san,
+            comments: Vec::new(),
+            annotation: None,
+        });
+        Ok(self.moves.last().expect("just pushed"))
+    }
+
+    /// Plays a move given in UCI notation.
+    pub fn push_uci(&mut self, uci: &str) -> Result<&RecordedMove, RecordError> {
+        let mv = uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(self.position()).ok())
+            .ok_or_else(|| RecordError::IllegalMove(uci.to_string()))?;
+        self.push(mv)
+    }
+
+    /// Plays a move given in SAN.
+    pub fn push_san(&mut self, san: &str) -> Result<&RecordedMove, RecordError> {
+        let mv = san
+            .parse::<SanPlus>()
+            .ok()
+            .and_then(|s| s.san.to_move(self.position()).ok())
+            .ok_or_else(|| RecordError::IllegalMove(san.to_string()))?;
+        self.push(mv)
+    }
+
+    /// Retracts the last move.
+    pub fn pop(&mut self) -> Option<RecordedMove> {
+        let mv = self.moves.pop()?;
+        self.positions.pop();
+        self.keys.pop();
+        Some(mv)
+    }
+
+    /// Retracts moves until `ply` remain; returns the retracted moves, oldest first.
+    pub fn truncate(&mut self, ply: usize) -> Vec<RecordedMove> {
+        let ply = ply.min(self.moves.len());
+        self.positions.truncate(ply + 1);
+        self.keys.truncate(ply + 1);
+        self.moves.split_off(ply)
+    }
+
+    /// Replaces the move at `ply` (1-based) by `mv` and replays the later moves by their
+    /// squares. Nothing changes if `mv` or a later move becomes illegal.
+    pub fn replace(&mut self, ply: usize, mv: Move) -> Result<(), RecordError> {
+        if ply == 0 || ply > self.moves.len() {
+            return Err(RecordError::NoSuchPly(ply));
+        }
+        let mut edited = self.clone();
+        let later = edited.truncate(ply - 1);
+        let mut later = later.into_iter();
+        let old = later.next().expect("ply checked above");
+        edited.push(mv)?;
+        let last = edited.moves.len() - 1;
+        edited.moves[last].comments = old.comments;
+        edited.moves[last].annotation = old.annotation;
+        for m in later {
+            let uci = m.mv.to_uci(CastlingMode::Standard).to_string();
+            edited.push_uci(&uci)?;
+            let last = edited.moves.len() - 1;
+            edited.moves[last].comments = m.comments;
+            edited.moves[last].annotation = m.annotation;
+        }
+        *self = edited;
+        Ok(())
+    }
+
+    /// Adds a comment after the move at `ply` (1-based), or before the first move for 0.
+    pub fn add_comment(&mut self, ply: usize, text: impl Into<String>) -> Result<(), RecordError> {
+        match ply {
+            0 => self.preface.push(text.into()),
+            _ => self
+                .moves
+                .get_mut(ply - 1)
+                .ok_or(RecordError::NoSuchPly(ply))?
+                .comments
+                .push(text.into()),
+        }
+        Ok(())
+    }
+
+    /// Sets the annotation (e.g. a clock reading) of the move at `ply` (1-based).
+    pub fn set_annotation(&mut self, ply: usize, text: Option<String>) -> Result<(), RecordError> {
+        let m = ply
+            .checked_sub(1)
+            .and_then(|i| self.moves.get_mut(i))
+            .ok_or(RecordError::NoSuchPly(ply))?;
+        m.annotation = text;
+        Ok(())
+    }
+
+    /// Comments written before the first move.
+    pub fn preface(&self) -> &[String] {
+        &self.preface
+    }
+
+    /// The PGN tags other than Result, SetUp and FEN, in order.
+    pub fn tags(&self) -> &[(String, String)] {
+        &self.tags
+    }
+
+    /// Sets a tag (Result, SetUp and FEN are derived from the game and ignored here).
+    pub fn set_tag(&mut self, name: &str, value: &str) {
+        if matches!(name, "Result" | "SetUp" | "FEN") {
+            return;
+        }
+        match self.tags.iter_mut().find(|(k, _)| k == name) {
+            Some((_, v)) => *v = value.to_string(),
+            None => self.tags.push((name.to_string(), value.to_string())),
+        }
+    }
+
+    /// Records a result that the board cannot show by itself (signal or operator).
+    /// `None` clears it.
+    pub fn set_result(&mut self, result: Option<(KnownOutcome, Termination)>) {
+        self.signalled = result;
+    }
+
+    /// How often the current position has occurred, counting this time.
+    pub fn repetitions(&self) -> usize {
+        let current = self.keys.last().expect("a record always holds a key");
+        self.keys.iter().filter(|k| *k == current).count()
+    }
+
+    /// Half-moves since the last capture or pawn move.
+    pub fn halfmove_clock(&self) -> u32 {
+        self.position().halfmoves()
+    }
+
+    /// The game's state under the Laws; a signalled result takes precedence only when
+    /// the board itself has not already ended the game.
+    pub fn status(&self) -> Status {
+        let on_board = evaluate(self.position(), self.repetitions());
+        match (on_board, self.signalled) {
+            (Status::InPlay(_), Some((outcome, termination))) => Status::Ended {
+                outcome,
+                termination,
+            },
+            (status, _) => status,
+        }
+    }
+
+    /// Whether the game is over.
+    pub fn is_over(&self) -> bool {
+        self.status().is_over()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::DrawClaims;
+
+    #[test]
+    fn push_pop_and_san() {
+        let mut g = GameRecord::new();
+        for san in ["e4", "e5", "Nf3", "Nc6", "Bb5"] {
+            g.push_san(san).unwrap();
+        }
+        assert_eq!(g.sans(), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+        assert_eq!(g.pop().unwrap().san.to_string(), "Bb5");
+        assert_eq!(g.ply_count(), 4);
+        assert!(g.push_san("Ke3").is_err());
+        let retracted = g.truncate(2);
+        assert_eq!(retracted.len(), 2);
+        assert_eq!(g.sans(), ["e4", "e5"]);
+    }
+
+    #[test]
+    fn replace_replays_later_moves() {
+        let mut g = GameRecord::new();
+        for san in ["e4", "e5", "Nf3"] {
+            g.push_san(san).unwrap();
+        }
+        let d4 = "d2d4"
+            .parse::<UciMove>()
+            .unwrap()
+            .to_move(g.start())
+            .unwrap();
+        g.replace(1, d4).unwrap();
+        assert_eq!(g.sans(), ["d4", "e5", "Nf3"]);
+        // Replacing by a move after which a later move is illegal changes nothing.
+        let a3 = "a2a3"
+            .parse::<UciMove>()
+            .unwrap()
+            .to_move(g.start())
+            .unwrap();
+        let e4 = "e2e4"
+            .parse::<UciMove>()
+            .unwrap()
+            .to_move(g.start())
+            .unwrap();
+        g.replace(1, e4).unwrap();
+        assert_eq!(g.sans(), ["e4", "e5", "Nf3"]);
+        g.push_san("Nc6").unwrap();
+        g.push_san("Bb5").unwrap();
+        // After 1. a3 the bishop on f1 cannot reach b5.
+        assert!(g.replace(1, a3).is_err());
+        assert_eq!(g.sans(), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+    }
+
+    #[test]
+    fn repetition_counts_en_passant_only_when_legal() {
+        // After 1. e4 the en passant square e3 is not capturable, so the position after
+        // the knights' dance repeats the one after 1. e4.
+        let mut g = GameRecord::new();
+        for san in ["e4", "Nf6", "Nf3", "Ng8", "Ng1"] {
+            g.push_san(san).unwrap();
+        }
+        assert_eq!(g.repetitions(), 2);
+        for san in ["Nf6", "Nf3", "Ng8", "Ng1"] {
+            g.push_san(san).unwrap();
+        }
+        assert_eq!(g.repetitions(), 3);
+        assert_eq!(
+            g.status(),
+            Status::InPlay(DrawClaims {
+                threefold_repetition: true,
+                fifty_moves: false
+            })
+        );
+    }
+
+    #[test]
+    fn capturable_en_passant_makes_a_different_position() {
+        let mut g = GameRecord::from_fen("4k3/8/8/8/3p4/8/4P3/4K1N1 w - - 0 1").unwrap();
+        for san in ["e4", "Kd7", "Nf3", "Ke8", "Ng1", "Kd7", "Nf3", "Ke8", "Ng1"] {
+            g.push_san(san).unwrap();
+        }
+        // After e4 black could capture en passant; after the knight's returns not.
+        assert_eq!(g.repetitions(), 2);
+    }
+
+    #[test]
+    fn signalled_result_and_setup() {
+        let mut g = GameRecord::from_fen("4k3/8/8/8/8/8/4P3/4K3 b - - 0 1").unwrap();
+        assert!(g.is_setup());
+        assert!(!GameRecord::new().is_setup());
+        assert_eq!(g.status().result_str(), "*");
+        g.set_result(Some((KnownOutcome::Draw, Termination::ResultSignal)));
+        assert_eq!(g.status().result_str(), "1/2-1/2");
+        assert!(GameRecord::from_fen("not a fen").is_err());
+    }
+}
