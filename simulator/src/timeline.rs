@@ -82,6 +82,11 @@ impl Timeline {
         self.queue.back().map(|(t, _)| *t)
     }
 
+    /// Number of misreads waiting for their square to be read.
+    pub fn misreads_pending(&self) -> usize {
+        self.misreads.iter().flatten().count()
+    }
+
     /// No action pending and no misread waiting.
     pub fn is_quiet(&self) -> bool {
         self.queue.is_empty() && self.misreads.iter().all(Option::is_none)
