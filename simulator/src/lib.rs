@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod handling;
 pub mod noise;
+pub mod pty;
 pub mod rng;
 pub mod scan;
 pub mod script;
@@ -25,6 +26,7 @@ pub use config::{SimConfig, StartTrigger};
 pub use error::{ScriptError, SimError};
 pub use handling::{Action, Style, StyleMix};
 pub use noise::Noise;
+pub use pty::{PtyBoard, Source, spawn_on_pty};
 pub use script::Script;
 pub use sim::{MoveReport, Simulation};
 

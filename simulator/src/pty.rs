@@ -1,0 +1,270 @@
+//! The pty runner: a Simulation on a pseudo-terminal, driven in real time on its own thread.
+//! The only module of the crate that does I/O or reads a clock.
+
+use std::io::BufRead;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use boardcast_protocol::RawBoard;
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::pty::openpty;
+use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+
+use crate::config::SimConfig;
+use crate::error::SimError;
+use crate::script::Script;
+use crate::sim::{MoveReport, Simulation};
+
+/// Where the moves come from.
+pub enum Source {
+    /// Replay a script.
+    Script(Script),
+    /// Replay a script, one move per line read (the line's content is ignored).
+    Stepped(Script, Box<dyn BufRead + Send>),
+    /// Play the script's moves, then moves (SAN or UCI) and raw `lift e2` / `place e4 P`
+    /// actions read line by line; the simulation finishes at end of input.
+    Interactive(Script, Box<dyn BufRead + Send>),
+}
+
+/// Longest sleep of the runner loop, so stop requests and input lines are seen quickly.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+/// Output kept while nobody reads the port; older bytes are dropped beyond this.
+const MAX_BACKLOG: usize = 1 << 20;
+
+/// A virtual board on a pseudo-terminal, running on its own thread.
+pub struct PtyBoard {
+    path: PathBuf,
+    reports: Receiver<MoveReport>,
+    sim: Arc<Mutex<Simulation>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    _slave: OwnedFd,
+}
+
+impl std::fmt::Debug for PtyBoard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PtyBoard")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Open a pseudo-terminal, put it in raw mode and run the simulation on it in real time.
+pub fn spawn_on_pty(config: SimConfig, source: Source) -> Result<PtyBoard, SimError> {
+    let pty = openpty(None, None)?;
+    let mut termios = tcgetattr(pty.slave.as_fd())?;
+    cfmakeraw(&mut termios);
+    tcsetattr(pty.slave.as_fd(), SetArg::TCSANOW, &termios)?;
+    let path = nix::unistd::ttyname(pty.slave.as_fd())?;
+    let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL)?);
+    fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+
+    let (sim, lines) = match source {
+        Source::Script(s) => (Simulation::new(config, s), None),
+        Source::Stepped(s, r) => {
+            let cfg = SimConfig {
+                stepped: true,
+                ..config
+            };
+            (Simulation::new(cfg, s), Some((false, r)))
+        }
+        Source::Interactive(s, r) => (Simulation::interactive(config, s), Some((true, r))),
+    };
+    let sim = Arc::new(Mutex::new(sim));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (report_tx, reports) = mpsc::channel();
+    let line_rx = lines.map(|(interactive, reader)| (interactive, spawn_line_reader(reader)));
+    let runner = Runner {
+        master: pty.master,
+        sim: Arc::clone(&sim),
+        stop: Arc::clone(&stop),
+        reports: report_tx,
+        lines: line_rx,
+        epoch: Instant::now(),
+        backlog: Vec::new(),
+    };
+    let thread = std::thread::Builder::new()
+        .name("virtual-dgt-board".into())
+        .spawn(move || runner.run())?;
+    Ok(PtyBoard {
+        path,
+        reports,
+        sim,
+        stop,
+        thread: Some(thread),
+        _slave: pty.slave,
+    })
+}
+
+impl PtyBoard {
+    /// The slave device for the daemon to open, e.g. `/dev/pts/3`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Completed moves, as they happen.
+    pub fn reports(&self) -> &Receiver<MoveReport> {
+        &self.reports
+    }
+
+    /// What a fresh full scan would report now (board numbering).
+    pub fn physical(&self) -> RawBoard {
+        lock(&self.sim).physical()
+    }
+
+    /// The script (and input) is done and the board stands still.
+    pub fn is_finished(&self) -> bool {
+        lock(&self.sim).is_finished()
+    }
+
+    /// Stop the runner thread and close the pseudo-terminal.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for PtyBoard {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn lock(sim: &Mutex<Simulation>) -> MutexGuard<'_, Simulation> {
+    sim.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn spawn_line_reader(reader: Box<dyn BufRead + Send>) -> Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    // Detached: a blocking read on stdin cannot be interrupted; it ends with the process.
+    let _ = std::thread::Builder::new()
+        .name("virtual-board-input".into())
+        .spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    rx
+}
+
+struct Runner {
+    master: OwnedFd,
+    sim: Arc<Mutex<Simulation>>,
+    stop: Arc<AtomicBool>,
+    reports: Sender<MoveReport>,
+    lines: Option<(bool, Receiver<String>)>,
+    epoch: Instant,
+    backlog: Vec<u8>,
+}
+
+impl Runner {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    fn run(mut self) {
+        let mut buf = [0u8; 1024];
+        while !self.stop.load(Ordering::SeqCst) {
+            let sleep = self.step();
+            let mut events = PollFlags::POLLIN;
+            if !self.backlog.is_empty() {
+                events |= PollFlags::POLLOUT;
+            }
+            let timeout = PollTimeout::try_from(sleep.min(MAX_SLEEP)).unwrap_or(PollTimeout::ZERO);
+            let mut fds = [PollFd::new(self.master.as_fd(), events)];
+            match poll(&mut fds, timeout) {
+                Ok(0) | Err(Errno::EINTR) => continue,
+                Ok(_) => {}
+                Err(_) => {
+                    std::thread::sleep(MAX_SLEEP);
+                    continue;
+                }
+            }
+            let revents = fds[0].revents().unwrap_or(PollFlags::empty());
+            if revents.contains(PollFlags::POLLIN) {
+                match nix::unistd::read(&self.master, &mut buf) {
+                    Ok(n) if n > 0 => {
+                        let now = self.now();
+                        lock(&self.sim).receive(&buf[..n], now);
+                    }
+                    // EIO: nobody has the slave open (the daemon closed the port); wait.
+                    Ok(_) | Err(_) => std::thread::sleep(MAX_SLEEP),
+                }
+            } else if revents.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+                std::thread::sleep(MAX_SLEEP);
+            }
+        }
+    }
+
+    /// Feed input lines, advance the simulation, forward reports and write output.
+    /// Returns how long the simulation can sleep.
+    fn step(&mut self) -> Duration {
+        let now = self.now();
+        let mut sim = lock(&self.sim);
+        if let Some((interactive, rx)) = &self.lines {
+            loop {
+                match rx.try_recv() {
+                    Ok(line) => {
+                        if *interactive {
+                            if let Err(e) = sim.submit_line(&line, now) {
+                                eprintln!("virtual board: {e}");
+                            }
+                        } else {
+                            sim.step(now);
+                        }
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        if *interactive {
+                            sim.close_input();
+                        }
+                        self.lines = None;
+                        break;
+                    }
+                }
+            }
+        }
+        self.backlog.extend(sim.advance(now));
+        while let Some(r) = sim.poll_report() {
+            let _ = self.reports.send(r);
+        }
+        let sleep = sim
+            .next_wakeup()
+            .map_or(MAX_SLEEP, |t| t.saturating_sub(now));
+        drop(sim);
+        self.flush();
+        sleep
+    }
+
+    fn flush(&mut self) {
+        while !self.backlog.is_empty() {
+            match nix::unistd::write(&self.master, &self.backlog) {
+                Ok(n) if n > 0 => {
+                    self.backlog.drain(..n);
+                }
+                _ => break,
+            }
+        }
+        if self.backlog.len() > MAX_BACKLOG {
+            let excess = self.backlog.len() - MAX_BACKLOG;
+            self.backlog.drain(..excess);
+        }
+    }
+}
