@@ -9,5 +9,5 @@ mod pgn;
 mod record;
 
 pub use outcome::{DrawClaims, Status, Termination};
-pub use pgn::write_pgn;
+pub use pgn::{movetext, write_pgn};
 pub use record::{GameRecord, RecordError, RecordedMove};

@@ -55,6 +55,28 @@ pub fn write_pgn(record: &GameRecord) -> String {
     out
 }
 
+/// The moves alone, numbered, without comments or result (e.g. to quote them in a
+/// comment).
+pub fn movetext(record: &GameRecord) -> String {
+    let start = record.start();
+    let mut number = start.fullmoves().get();
+    let mut turn = start.turn();
+    let mut parts = Vec::new();
+    for (i, m) in record.moves().iter().enumerate() {
+        if turn == Color::White {
+            parts.push(format!("{number}."));
+        } else if i == 0 {
+            parts.push(format!("{number}..."));
+        }
+        parts.push(m.san.to_string());
+        if turn == Color::Black {
+            number += 1;
+        }
+        turn = !turn;
+    }
+    parts.join(" ")
+}
+
 fn write_tag(out: &mut String, name: &str, value: &str) {
     let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
     let _ = writeln!(out, "[{name} \"{escaped}\"]");
@@ -112,6 +134,7 @@ mod tests {
         assert!(pgn.contains("[Result \"1-0\"]"), "{pgn}");
         assert!(pgn.contains("[SetUp \"1\"]\n[FEN \"7k/8/5K2/8/8/8/8/6Q1 b - - 0 40\"]"));
         assert!(pgn.ends_with("\n40... Kh7 41. Qg7# 1-0\n\n"), "{pgn}");
+        assert_eq!(movetext(&g), "40... Kh7 41. Qg7#");
         let mut drawn = GameRecord::new();
         drawn.set_result(Some((KnownOutcome::Draw, Termination::Operator)));
         assert!(write_pgn(&drawn).ends_with("\n1/2-1/2\n\n"));

@@ -191,7 +191,8 @@ impl GameRecord {
     }
 
     /// Replaces the move at `ply` (1-based) by `mv` and replays the later moves by their
-    /// squares. Nothing changes if `mv` or a later move becomes illegal.
+    /// squares, keeping their comments. Nothing changes if `mv` or a later move becomes
+    /// illegal.
     pub fn replace(&mut self, ply: usize, mv: Move) -> Result<(), RecordError> {
         if ply == 0 || ply > self.moves.len() {
             return Err(RecordError::NoSuchPly(ply));
@@ -201,8 +202,8 @@ impl GameRecord {
         let mut later = later.into_iter();
         let old = later.next().expect("ply checked above");
         edited.push(mv)?;
+        // The clock reading still belongs to this ply; remarks about the old move do not.
         let last = edited.moves.len() - 1;
-        edited.moves[last].comments = old.comments;
         edited.moves[last].annotation = old.annotation;
         for m in later {
             let uci = m.mv.to_uci(CastlingMode::Standard).to_string();

@@ -1,0 +1,300 @@
+//! What a stable board that matches no single move means. The explanations are tried
+//! from the most specific and cheapest to the most general, and the first that fits
+//! wins: result signal, new game, turned board, takeback, a move plus the start of the
+//! reply, a move in progress, missed moves, a mistaken promotion piece, irregular.
+
+use shakmaty::{Board, Move, Position, Role};
+
+use super::candidates::{Candidates, Match, Origin};
+use super::codes::{diff, from_board, from_hardware};
+use super::config::Mode;
+use super::engine::{Engine, FirstLift};
+use super::event::{Event, Fix, IrregularKind};
+use super::legality::problems;
+use super::search::{Explanation, explain};
+use super::signals::signalled_result;
+use crate::game::{GameRecord, Termination};
+
+impl Engine {
+    /// Analyses the observed board, stable for the settle window and not a single move.
+    pub(super) fn analyse(&mut self) {
+        if self.result_signal() || self.new_game() || self.turned_board() || self.takeback() {
+            return;
+        }
+        if self.record.is_over() {
+            return;
+        }
+        if self.move_then_reply() || self.pending() || self.missed_moves() || self.promotion_piece()
+        {
+            return;
+        }
+        self.irregular(IrregularKind::NoLegalContinuation);
+    }
+
+    /// Result pieces or kings on the centre (see `signals`) end the game.
+    fn result_signal(&mut self) -> bool {
+        if self.config.occupancy_only {
+            return false;
+        }
+        let Some(outcome) = signalled_result(&self.observed) else {
+            return false;
+        };
+        if !self.record.is_over() {
+            self.record
+                .set_result(Some((outcome, Termination::ResultSignal)));
+            self.rebuild();
+        }
+        true
+    }
+
+    /// The start position, read either way round, starts a new game.
+    fn new_game(&mut self) -> bool {
+        let occupancy = self.config.occupancy_only;
+        let start = from_board(&Board::default(), occupancy);
+        let normal = self.observed == start;
+        // Occupancy of the start position looks the same both ways round.
+        let turned =
+            !normal && !occupancy && from_hardware(&self.raw, !self.rotated, false) == start;
+        if !normal && !turned {
+            return false;
+        }
+        if turned {
+            self.turn_around();
+        }
+        let fresh =
+            self.record.ply_count() == 0 && !self.record.is_setup() && !self.record.is_over();
+        if fresh {
+            self.rebuild();
+        } else {
+            self.start_game(GameRecord::new(), false);
+        }
+        true
+    }
+
+    /// A board that only makes sense turned 180° (the same position, or one legal move
+    /// from it) switches the reading.
+    fn turned_board(&mut self) -> bool {
+        if self.config.occupancy_only {
+            return false;
+        }
+        let alt = from_hardware(&self.raw, !self.rotated, false);
+        let alt_diff = diff(&alt, &self.expected);
+        let matched = match self.candidates.find(&alt, alt_diff) {
+            Match::One(i) => Some(i),
+            _ => None,
+        };
+        if alt_diff.any() && matched.is_none() {
+            return false;
+        }
+        self.turn_around();
+        if let Some(i) = matched {
+            self.commit(i);
+        }
+        true
+    }
+
+    fn turn_around(&mut self) {
+        self.rotated = !self.rotated;
+        self.observed = from_hardware(&self.raw, self.rotated, self.config.occupancy_only);
+        self.diff = diff(&self.observed, &self.expected);
+        self.events.push_back(Event::OrientationChanged {
+            rotated: self.rotated,
+        });
+    }
+
+    /// The board shows an earlier position of this game.
+    fn takeback(&mut self) -> bool {
+        let occupancy = self.config.occupancy_only;
+        let Some(ply) = (0..self.record.ply_count()).rev().find(|&k| {
+            self.record
+                .position_at(k)
+                .is_some_and(|p| from_board(p.board(), occupancy) == self.observed)
+        }) else {
+            return false;
+        };
+        match self.config.mode {
+            Mode::Casual => self.retract_to(ply),
+            Mode::Tournament => self.irregular(IrregularKind::Takeback),
+        }
+        true
+    }
+
+    pub(super) fn retract_to(&mut self, ply: usize) {
+        let retracted = self
+            .record
+            .truncate(ply)
+            .into_iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        self.events
+            .push_back(Event::MovesRetracted { ply, retracted });
+        self.assumed_queen = self.assumed_queen.filter(|&p| p <= ply);
+        self.first_lift = FirstLift::NotYet;
+        self.move_lift = FirstLift::NotYet;
+        self.rebuild();
+    }
+
+    /// One complete move plus the start of the reply (a fast reply whose first touch
+    /// was on a square of the move, or lost updates): record the move, report the rest.
+    fn move_then_reply(&mut self) -> bool {
+        let occupancy = self.config.occupancy_only;
+        let pos = self.record.position().clone();
+        let mut found = Vec::new();
+        for i in self.candidates.indices(Origin::Current) {
+            let Some(c) = self.candidates.get(i) else {
+                continue;
+            };
+            if c.changed == self.diff || (c.changed & !self.diff).any() {
+                continue;
+            }
+            if c.changed
+                .into_iter()
+                .any(|sq| self.observed[sq.to_usize()] != c.board[sq.to_usize()])
+            {
+                continue;
+            }
+            let mut next = pos.clone();
+            next.play_unchecked(c.mv);
+            let replies = Candidates::build(&c.board, &next, false, None, None, occupancy);
+            let rest = diff(&self.observed, &c.board);
+            if !replies.partial(&self.observed, rest, occupancy).is_empty() {
+                found.push(i);
+            }
+        }
+        let [index] = found[..] else {
+            return false;
+        };
+        self.first_lift = FirstLift::Unclear;
+        self.commit(index);
+        self.first_lift = FirstLift::Unclear;
+        self.pending();
+        true
+    }
+
+    /// The board is part-way through a legal move (or a correction of the last one).
+    pub(super) fn pending(&mut self) -> bool {
+        let partial =
+            self.candidates
+                .partial(&self.observed, self.diff, self.config.occupancy_only);
+        if partial.is_empty() {
+            return false;
+        }
+        let pos = self.record.position();
+        let mut candidates: Vec<String> = partial
+            .iter()
+            .map(|&i| self.candidates.san(i, pos))
+            .collect();
+        candidates.sort();
+        candidates.dedup();
+        self.events.push_back(Event::Pending { candidates });
+        true
+    }
+
+    /// Moves made while updates were lost: a unique short sequence is recorded.
+    fn missed_moves(&mut self) -> bool {
+        if self.turn_open {
+            return false;
+        }
+        match explain(
+            self.record.position(),
+            &self.observed,
+            self.config.occupancy_only,
+            self.config.max_search_plies,
+        ) {
+            Explanation::Nothing => false,
+            Explanation::Unique(moves) => {
+                for mv in moves {
+                    self.first_lift = FirstLift::Unclear;
+                    self.play(mv);
+                }
+                true
+            }
+            Explanation::Ambiguous { plies, count } => {
+                self.events.push_back(Event::Ambiguous {
+                    plies,
+                    explanations: count,
+                });
+                true
+            }
+        }
+    }
+
+    /// On an occupancy-only board a promotion is taken as a queen; when the promoted
+    /// piece then jumps like a knight (the one move a queen cannot make), it was one.
+    fn promotion_piece(&mut self) -> bool {
+        let occupancy = self.config.occupancy_only;
+        let Some(ply) = self.assumed_queen.filter(|_| occupancy) else {
+            return false;
+        };
+        let Some(Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion: Some(Role::Queen),
+        }) = self.record.moves().get(ply - 1).map(|m| m.mv)
+        else {
+            return false;
+        };
+        let knight = Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion: Some(Role::Knight),
+        };
+        let mut alt = self.record.clone();
+        if alt.replace(ply, knight).is_err() {
+            return false;
+        }
+        let pos = alt.position().clone();
+        let expected = from_board(pos.board(), occupancy);
+        let replies = Candidates::build(&expected, &pos, alt.is_over(), None, None, occupancy);
+        let Match::One(i) = replies.find(&self.observed, diff(&self.observed, &expected)) else {
+            return false;
+        };
+        let Some(mv) = replies
+            .get(i)
+            .map(|c| c.mv)
+            .filter(|m| m.role() == Role::Knight)
+        else {
+            return false;
+        };
+        let old_san = self.record.moves()[ply - 1].san.to_string();
+        self.record = alt;
+        let new_san = self.record.moves()[ply - 1].san.to_string();
+        self.events.push_back(Event::MoveCorrected {
+            ply,
+            old_san,
+            new_san,
+        });
+        self.assumed_queen = None;
+        self.rebuild();
+        self.first_lift = FirstLift::Unclear;
+        self.play(mv);
+        true
+    }
+
+    /// Reports what to put where to restore the last legal position.
+    fn irregular(&mut self, kind: IrregularKind) {
+        let pos = self.record.position();
+        let restore = self
+            .diff
+            .into_iter()
+            .map(|square| Fix {
+                square,
+                put: pos.board().piece_at(square),
+            })
+            .collect();
+        let problems = if self.config.occupancy_only {
+            Vec::new()
+        } else {
+            problems(&self.observed, pos.turn())
+        };
+        self.events.push_back(Event::Irregular { kind, restore });
+        if !problems.is_empty() {
+            self.events.push_back(Event::IllegalPosition { problems });
+        }
+        self.irregular_since = Some(self.last_change);
+    }
+}

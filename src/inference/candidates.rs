@@ -1,0 +1,257 @@
+//! The boards that legal moves lead to, computed once per position so that each
+//! observation is matched with a mask compare per move instead of move generation.
+
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, san::SanPlus};
+
+use super::codes::{Codes, EMPTY, after_move, diff, normalize, piece_code};
+
+/// Which position a candidate move is played from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The current position.
+    Current,
+    /// The current position with the other side to move (a set-up position before its
+    /// first move, when the side to move is not known yet).
+    OtherTurn,
+    /// The position before the last move: this move would replace the last one.
+    Correction,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Candidate {
+    pub origin: Origin,
+    pub mv: Move,
+    pub mover: Color,
+    /// The board after the move.
+    pub board: Codes,
+    /// Squares where `board` differs from the expected (current) board.
+    pub changed: Bitboard,
+}
+
+/// What an observed board matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Match {
+    None,
+    One(usize),
+    Several,
+}
+
+/// The candidate moves of one position.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Candidates {
+    list: Vec<Candidate>,
+    other_turn: Option<Chess>,
+    previous: Option<Chess>,
+}
+
+impl Candidates {
+    /// Candidates from `current` (unless `frozen`, after the game ended), from
+    /// `other_turn`, and corrections of `last` played from `previous`.
+    pub fn build(
+        expected: &Codes,
+        current: &Chess,
+        frozen: bool,
+        other_turn: Option<Chess>,
+        previous: Option<(Chess, Move)>,
+        occupancy_only: bool,
+    ) -> Self {
+        let mut list = Vec::with_capacity(64);
+        let mut add = |pos: &Chess, base: &Codes, origin: Origin, skip: Option<Move>| {
+            for mv in pos.legal_moves() {
+                if Some(mv) == skip {
+                    continue;
+                }
+                let board = after_move(base, mv, pos.turn(), occupancy_only);
+                list.push(Candidate {
+                    origin,
+                    mv,
+                    mover: pos.turn(),
+                    changed: diff(&board, expected),
+                    board,
+                });
+            }
+        };
+        if !frozen {
+            add(current, expected, Origin::Current, None);
+        }
+        if let Some(pos) = &other_turn {
+            add(pos, expected, Origin::OtherTurn, None);
+        }
+        let previous = previous.map(|(pos, last)| {
+            let base = super::codes::from_board(pos.board(), occupancy_only);
+            add(&pos, &base, Origin::Correction, Some(last));
+            pos
+        });
+        Candidates {
+            list,
+            other_turn,
+            previous,
+        }
+    }
+
+    pub fn get(&self, index: usize) -> Option<&Candidate> {
+        self.list.get(index)
+    }
+
+    /// The candidate whose board is exactly `observed` (`changed` = its diff with the
+    /// expected board). Promotions that only differ in the piece (indistinguishable on
+    /// occupancy boards) resolve to the queen.
+    pub fn find(&self, observed: &Codes, changed: Bitboard) -> Match {
+        let mut found: Option<usize> = None;
+        let mut several = false;
+        for (i, c) in self.list.iter().enumerate() {
+            if c.changed != changed || !same_on(observed, &c.board, changed) {
+                continue;
+            }
+            match found {
+                None => found = Some(i),
+                Some(j) if same_promotion(&self.list[j], c) => {
+                    if c.mv.promotion() == Some(Role::Queen) {
+                        found = Some(i);
+                    }
+                }
+                Some(_) => several = true,
+            }
+        }
+        match (found, several) {
+            (Some(_), true) => Match::Several,
+            (Some(i), false) => Match::One(i),
+            (None, _) => Match::None,
+        }
+    }
+
+    /// Candidates the board is part-way to: every square that differs from the
+    /// expected board is one the move changes, and shows either its final content,
+    /// an empty square (a piece in the hand) or, on the promotion square, the pawn.
+    pub fn partial(&self, observed: &Codes, changed: Bitboard, occupancy_only: bool) -> Vec<usize> {
+        if changed.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, c) in self.list.iter().enumerate() {
+            if (changed & !c.changed).any() {
+                continue;
+            }
+            let pawn = normalize(piece_code(Role::Pawn.of(c.mover)), occupancy_only);
+            let fits = changed.into_iter().all(|sq| {
+                let code = observed[sq.to_usize()];
+                code == c.board[sq.to_usize()]
+                    || code == EMPTY
+                    || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
+            });
+            if fits {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// Indices of all candidates from `origin`.
+    pub fn indices(&self, origin: Origin) -> impl Iterator<Item = usize> + '_ {
+        (0..self.list.len()).filter(move |&i| self.list[i].origin == origin)
+    }
+
+    /// The position a candidate is played from.
+    pub fn position_of<'a>(&'a self, c: &Candidate, current: &'a Chess) -> &'a Chess {
+        match c.origin {
+            Origin::Current => current,
+            Origin::OtherTurn => self.other_turn.as_ref().unwrap_or(current),
+            Origin::Correction => self.previous.as_ref().unwrap_or(current),
+        }
+    }
+
+    /// The SAN of a candidate.
+    pub fn san(&self, index: usize, current: &Chess) -> String {
+        self.get(index)
+            .map(|c| SanPlus::from_move(self.position_of(c, current).clone(), c.mv).to_string())
+            .unwrap_or_default()
+    }
+
+    /// The position with the other side to move, if it is being considered.
+    pub fn other_turn(&self) -> Option<&Chess> {
+        self.other_turn.as_ref()
+    }
+}
+
+fn same_on(a: &Codes, b: &Codes, squares: Bitboard) -> bool {
+    squares
+        .into_iter()
+        .all(|sq| a[sq.to_usize()] == b[sq.to_usize()])
+}
+
+fn same_promotion(a: &Candidate, b: &Candidate) -> bool {
+    a.origin == b.origin
+        && a.mv.is_promotion()
+        && b.mv.is_promotion()
+        && a.mv.from() == b.mv.from()
+        && a.mv.to() == b.mv.to()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inference::codes::from_board;
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    fn build(fen: &str, occupancy: bool) -> (Chess, Codes, Candidates) {
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let expected = from_board(pos.board(), occupancy);
+        let c = Candidates::build(&expected, &pos, false, None, None, occupancy);
+        (pos, expected, c)
+    }
+
+    fn play(pos: &Chess, uci: &str, occupancy: bool) -> Codes {
+        let mv = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(pos)
+            .unwrap();
+        let mut next = pos.clone();
+        next.play_unchecked(mv);
+        from_board(next.board(), occupancy)
+    }
+
+    #[test]
+    fn finds_exactly_the_move_played() {
+        let (pos, expected, c) = build(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            false,
+        );
+        let board = play(&pos, "g1f3", false);
+        match c.find(&board, diff(&board, &expected)) {
+            Match::One(i) => assert_eq!(c.san(i, &pos), "Nf3"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.find(&expected, Bitboard::EMPTY), Match::None);
+    }
+
+    #[test]
+    fn occupancy_promotion_defaults_to_queen() {
+        let (pos, expected, c) = build("8/4P1k1/8/8/8/8/8/4K3 w - - 0 1", true);
+        let board = play(&pos, "e7e8n", true);
+        match c.find(&board, diff(&board, &expected)) {
+            Match::One(i) => assert_eq!(c.san(i, &pos), "e8=Q"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn partial_moves_are_recognised() {
+        let (pos, expected, c) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", false);
+        // King on g1, rook still on h1: part-way to castling.
+        let mut board = expected;
+        board[shakmaty::Square::E1.to_usize()] = EMPTY;
+        board[shakmaty::Square::G1.to_usize()] = 5;
+        let partial = c.partial(&board, diff(&board, &expected), false);
+        let sans: Vec<String> = partial.iter().map(|&i| c.san(i, &pos)).collect();
+        assert_eq!(sans, ["O-O"]);
+        // A white rook appearing on a8 is part of no move.
+        let mut wrong = expected;
+        wrong[shakmaty::Square::A8.to_usize()] = 2;
+        assert!(c.partial(&wrong, diff(&wrong, &expected), false).is_empty());
+    }
+}

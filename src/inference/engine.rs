@@ -1,0 +1,392 @@
+//! The engine: board snapshots in, moves and events out.
+//!
+//! Recognition policy. A board that is the complete result of exactly one legal move
+//! becomes a *tentative* move, recorded when the board has stayed unchanged for the
+//! settle window, or at once when the opponent starts moving (touches a piece the move
+//! did not touch), so fast replies cost no latency and keep their order. Waiting out the
+//! settle window keeps slides, pieces seen on two squares and flicker out of the record
+//! (each intermediate board is replaced before the window ends); a move that did slip in
+//! (e.g. rook placed, long pause, then the king for castling) is still replaced by a
+//! *correction* while the opponent has not moved, so the mainline is always what the
+//! board shows. Boards that match no single move are analysed once they are stable
+//! (see `analysis`): new game, orientation, takeback, missed moves, pending, irregular.
+//!
+//! Per observation the work is a 64-byte remap and compare plus one mask compare per
+//! candidate move; move generation happens once per recorded move.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use boardcast_protocol::RawBoard;
+use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, uci::UciMove};
+
+use super::candidates::{Candidates, Match, Origin};
+use super::codes::{Codes, diff, from_board, from_hardware};
+use super::config::EngineConfig;
+use super::event::Event;
+use crate::game::{GameRecord, Status};
+
+/// A move recognised on the board but not recorded yet.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tentative {
+    pub index: usize,
+    pub since: Duration,
+}
+
+/// The first piece of the side to move lifted since its position arose (Art. 7 evidence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FirstLift {
+    NotYet,
+    At(Square, Duration),
+    /// Several pieces changed in one reading: the order is unknown.
+    Unclear,
+}
+
+/// Turns the stream of board snapshots of one board into moves and events.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    pub(super) config: EngineConfig,
+    pub(super) record: GameRecord,
+    pub(super) rotated: bool,
+    pub(super) raw: [u8; 64],
+    pub(super) observed: Codes,
+    pub(super) expected: Codes,
+    pub(super) diff: Bitboard,
+    pub(super) candidates: Candidates,
+    pub(super) tentative: Option<Tentative>,
+    pub(super) last_change: Duration,
+    pub(super) analysed: bool,
+    /// The side to move is decided by the first move (set-up and re-anchored positions).
+    pub(super) turn_open: bool,
+    pub(super) first_lift: FirstLift,
+    /// The first lift before the last recorded move, for judging its corrections.
+    pub(super) move_lift: FirstLift,
+    /// Ply of a promotion assumed to be a queen on an occupancy-only board.
+    pub(super) assumed_queen: Option<usize>,
+    pub(super) irregular_since: Option<Duration>,
+    pub(super) last_status: Status,
+    pub(super) events: VecDeque<Event>,
+}
+
+impl Engine {
+    /// An engine expecting the standard start position.
+    pub fn new(config: EngineConfig) -> Self {
+        Self::with_record(config, GameRecord::new())
+    }
+
+    /// An engine continuing `record` (e.g. a game started from a set-up FEN).
+    pub fn with_record(config: EngineConfig, record: GameRecord) -> Self {
+        let mut engine = Engine {
+            config,
+            last_status: record.status(),
+            record,
+            rotated: false,
+            raw: [0; 64],
+            observed: [0; 64],
+            expected: [0; 64],
+            diff: Bitboard::EMPTY,
+            candidates: Candidates::default(),
+            tentative: None,
+            last_change: Duration::ZERO,
+            analysed: true,
+            turn_open: false,
+            first_lift: FirstLift::NotYet,
+            move_lift: FirstLift::NotYet,
+            assumed_queen: None,
+            irregular_since: None,
+            events: VecDeque::new(),
+        };
+        engine.rebuild();
+        // Until the board reports, assume it shows the game's position.
+        engine.observed = engine.expected;
+        engine.diff = Bitboard::EMPTY;
+        engine
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The game so far.
+    pub fn game(&self) -> &GameRecord {
+        &self.record
+    }
+
+    /// Whether the board is being read as turned 180°.
+    pub fn is_rotated(&self) -> bool {
+        self.rotated
+    }
+
+    /// The next event, oldest first.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When `tick` next has something to do.
+    pub fn next_deadline(&self) -> Option<Duration> {
+        let settle = match self.tentative {
+            Some(t) => Some(t.since + self.config.settle),
+            None if !self.analysed && self.diff.any() => {
+                Some(self.last_change + self.config.settle)
+            }
+            None => None,
+        };
+        let reanchor = self
+            .irregular_since
+            .zip(self.config.auto_reanchor)
+            .map(|(since, delay)| since + delay);
+        match (settle, reanchor) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs the timers due at `now`: records a settled move, analyses a stable board,
+    /// re-anchors automatically.
+    pub fn tick(&mut self, now: Duration) {
+        if let Some(t) = self.tentative {
+            if now >= t.since + self.config.settle {
+                self.commit(t.index);
+            }
+        }
+        if self.tentative.is_none()
+            && !self.analysed
+            && self.diff.any()
+            && now >= self.last_change + self.config.settle
+        {
+            self.analysed = true;
+            self.analyse();
+        }
+        if let (Some(since), Some(delay)) = (self.irregular_since, self.config.auto_reanchor) {
+            if now >= since + delay {
+                self.irregular_since = None;
+                // A board that cannot be accepted simply stays irregular.
+                let _ = self.accept_board();
+            }
+        }
+    }
+
+    /// The live board (the mirror, raw codes by hardware index) after a change at `now`.
+    pub fn observe(&mut self, board: &RawBoard, now: Duration) {
+        self.tick(now);
+        self.raw = board.0;
+        let board = from_hardware(&self.raw, self.rotated, self.config.occupancy_only);
+        if board == self.observed {
+            return;
+        }
+        if let Some(t) = self.tentative {
+            if self.opponent_started(t.index, &board) {
+                self.commit(t.index);
+            }
+        }
+        self.track_lifts(&board, now);
+        self.observed = board;
+        self.last_change = now;
+        self.analysed = false;
+        self.irregular_since = None;
+        self.refresh(now);
+    }
+
+    /// Compares the observed board with the expected one and the candidate moves.
+    pub(super) fn refresh(&mut self, now: Duration) {
+        self.diff = diff(&self.observed, &self.expected);
+        self.tentative = match self.candidates.find(&self.observed, self.diff) {
+            Match::One(index) if self.diff.any() => Some(Tentative { index, since: now }),
+            _ => None,
+        };
+    }
+
+    /// Whether the change to `board` is the opponent starting a reply: it leaves the
+    /// tentative move's squares alone and touches a piece of the other side.
+    fn opponent_started(&self, index: usize, board: &Codes) -> bool {
+        let Some(c) = self.candidates.get(index) else {
+            return false;
+        };
+        let touched = diff(board, &self.observed);
+        if (touched & c.changed).any() {
+            return false;
+        }
+        let pieces = self.record.position().board();
+        touched
+            .into_iter()
+            .any(|sq| pieces.color_at(sq) == Some(!c.mover))
+    }
+
+    fn track_lifts(&mut self, board: &Codes, now: Duration) {
+        if self.turn_open {
+            return;
+        }
+        let turn = self.record.position().turn();
+        let pieces = self.record.position().board();
+        match self.first_lift {
+            FirstLift::At(sq, at) => {
+                // Put back within a scan or two: sensor noise, not a touch.
+                let i = sq.to_usize();
+                if board[i] == self.expected[i] && now.saturating_sub(at) < self.config.settle {
+                    self.first_lift = FirstLift::NotYet;
+                }
+            }
+            FirstLift::Unclear => {}
+            FirstLift::NotYet => {
+                let mut lifted = diff(board, &self.observed).into_iter().filter(|sq| {
+                    pieces.color_at(*sq) == Some(turn)
+                        && board[sq.to_usize()] != self.expected[sq.to_usize()]
+                });
+                self.first_lift = match (lifted.next(), lifted.next()) {
+                    (Some(sq), None) => FirstLift::At(sq, now),
+                    (Some(_), Some(_)) => FirstLift::Unclear,
+                    _ => FirstLift::NotYet,
+                };
+            }
+        }
+    }
+
+    /// Records candidate `index`.
+    pub(super) fn commit(&mut self, index: usize) {
+        let Some(c) = self.candidates.get(index).cloned() else {
+            return;
+        };
+        match c.origin {
+            Origin::Current => self.play(c.mv),
+            Origin::OtherTurn => {
+                if let Some(pos) = self.candidates.other_turn().cloned() {
+                    let tags = self.record.tags().to_vec();
+                    let preface = self.record.preface().to_vec();
+                    self.record = GameRecord::from_position(pos);
+                    for (name, value) in tags {
+                        self.record.set_tag(&name, &value);
+                    }
+                    for text in preface {
+                        let _ = self.record.add_comment(0, text);
+                    }
+                }
+                self.play(c.mv);
+            }
+            Origin::Correction => self.correct_last(c.mv),
+        }
+    }
+
+    /// Records `mv` (legal in the current position) and reports it.
+    pub(super) fn play(&mut self, mv: Move) {
+        let before = self.record.position().clone();
+        let Ok(recorded) = self.record.push(mv) else {
+            return;
+        };
+        let san = recorded.san.to_string();
+        let ply = self.record.ply_count();
+        self.events.push_back(Event::MoveMade {
+            ply,
+            san,
+            uci: UciMove::from_move(mv, CastlingMode::Standard).to_string(),
+        });
+        if !self.turn_open {
+            self.check_touch(&before, mv, self.first_lift, ply);
+        }
+        if self.config.occupancy_only && mv.promotion() == Some(Role::Queen) {
+            self.assumed_queen = Some(ply);
+        }
+        self.move_lift = self.first_lift;
+        self.first_lift = FirstLift::NotYet;
+        self.turn_open = false;
+        self.rebuild();
+    }
+
+    /// Replaces the last move by `mv` (legal in the position before it).
+    fn correct_last(&mut self, mv: Move) {
+        let ply = self.record.ply_count();
+        let Some(old) = self.record.moves().last().map(|m| m.san.to_string()) else {
+            return;
+        };
+        if self.record.replace(ply, mv).is_err() {
+            return;
+        }
+        let new_san = self.record.moves()[ply - 1].san.to_string();
+        self.events.push_back(Event::MoveCorrected {
+            ply,
+            old_san: old,
+            new_san,
+        });
+        if let Some(before) = self.record.position_at(ply - 1).cloned() {
+            self.check_touch(&before, mv, self.move_lift, ply);
+        }
+        if self.assumed_queen == Some(ply) && mv.promotion() != Some(Role::Queen) {
+            self.assumed_queen = None;
+        }
+        self.first_lift = FirstLift::NotYet;
+        self.rebuild();
+    }
+
+    /// Reports a touch-move irregularity: the first piece lifted could have moved but a
+    /// different one did (Art. 7.2); for castling, the rook was lifted first (5.1(3)).
+    fn check_touch(&mut self, before: &Chess, mv: Move, lift: FirstLift, ply: usize) {
+        let FirstLift::At(sq, _) = lift else {
+            return;
+        };
+        if mv.from() == Some(sq) || !before.legal_moves().iter().any(|m| m.from() == Some(sq)) {
+            return;
+        }
+        let piece = before.board().piece_at(sq).map_or('?', |p| p.char());
+        let detail = match mv {
+            Move::Castle { rook, .. } if rook == sq => {
+                "castled after touching the rook first (Art. 5.1(3))".to_string()
+            }
+            _ => format!("{piece}{sq} was touched first but another piece moved (Art. 7.2)"),
+        };
+        let _ = self
+            .record
+            .add_comment(ply, format!("touch-move: {detail}"));
+        self.events.push_back(Event::TouchMove {
+            ply,
+            touched: sq,
+            detail,
+        });
+    }
+
+    /// Recomputes everything derived from the record, and reports a changed status.
+    pub(super) fn rebuild(&mut self) {
+        let occupancy = self.config.occupancy_only;
+        let pos = self.record.position().clone();
+        self.expected = from_board(pos.board(), occupancy);
+        let status = self.record.status();
+        let other_turn = (self.turn_open && self.record.ply_count() == 0)
+            .then(|| pos.clone().swap_turn().ok())
+            .flatten();
+        let previous = self.record.ply_count().checked_sub(1).and_then(|i| {
+            let prev = self.record.position_at(i)?.clone();
+            Some((prev, self.record.moves()[i].mv))
+        });
+        self.candidates = Candidates::build(
+            &self.expected,
+            &pos,
+            status.is_over(),
+            other_turn,
+            previous,
+            occupancy,
+        );
+        self.tentative = None;
+        self.diff = diff(&self.observed, &self.expected);
+        self.irregular_since = None;
+        self.report_status(status);
+    }
+
+    fn report_status(&mut self, status: Status) {
+        if status == self.last_status {
+            return;
+        }
+        match status {
+            Status::Ended {
+                outcome,
+                termination,
+            } => self.events.push_back(Event::GameEnded {
+                outcome,
+                termination,
+            }),
+            Status::InPlay(claims) if claims.any() => {
+                self.events.push_back(Event::DrawClaimable(claims))
+            }
+            Status::InPlay(_) => {}
+        }
+        self.last_status = status;
+    }
+}

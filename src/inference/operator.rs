@@ -1,0 +1,152 @@
+//! Operator actions: accepting the board's position, declaring a set-up position a new
+//! game, correcting a promotion piece, entering a result.
+
+use shakmaty::{Color, KnownOutcome, Move, Position, Role};
+
+use super::codes::from_board;
+use super::engine::{Engine, FirstLift};
+use super::event::Event;
+use super::legality::position_from_codes;
+use crate::game::{GameRecord, RecordError, Termination, movetext};
+
+/// Why an operator action was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EngineError {
+    #[error("an occupancy-only board does not show which pieces stand where")]
+    OccupancyOnly,
+    #[error("the board does not hold a legal position")]
+    IllegalBoard,
+    #[error("move {0} is not a promotion")]
+    NotAPromotion(usize),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+impl Engine {
+    /// Accepts the board as the game's position (re-anchor). An earlier position of the
+    /// game is returned to; any other becomes a set-up position with the earlier moves
+    /// quoted in a comment (so the PGN stays valid), the side to move taken from the
+    /// first move made.
+    pub fn accept_board(&mut self) -> Result<(), EngineError> {
+        let occupancy = self.config.occupancy_only;
+        let n = self.record.ply_count();
+        if let Some(ply) = (0..=n).rev().find(|&k| {
+            self.record
+                .position_at(k)
+                .is_some_and(|p| from_board(p.board(), occupancy) == self.observed)
+        }) {
+            if ply < n {
+                self.retract_to(ply);
+            }
+            return Ok(());
+        }
+        if occupancy {
+            return Err(EngineError::OccupancyOnly);
+        }
+        let now_pos = self.record.position();
+        let turn = now_pos.turn();
+        let fullmoves = now_pos.fullmoves();
+        let pos = position_from_codes(&self.observed, turn, Some(now_pos), fullmoves)
+            .or_else(|| position_from_codes(&self.observed, !turn, Some(now_pos), fullmoves))
+            .ok_or(EngineError::IllegalBoard)?;
+        let mut record = GameRecord::from_position(pos);
+        for text in self.record.preface() {
+            record.add_comment(0, text.clone())?;
+        }
+        let earlier = movetext(&self.record);
+        let note = if earlier.is_empty() {
+            "board re-anchored after an irregularity".to_string()
+        } else {
+            format!("board re-anchored after an irregularity; moves before: {earlier}")
+        };
+        record.add_comment(0, note)?;
+        let fen = record.start_fen();
+        self.replace_record(record, true);
+        self.events.push_back(Event::Reanchored { fen });
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Starts a new game from the position on the board; the side to move is taken
+    /// from the first move made.
+    pub fn declare_setup(&mut self) -> Result<(), EngineError> {
+        if self.config.occupancy_only {
+            return Err(EngineError::OccupancyOnly);
+        }
+        let one = std::num::NonZeroU32::MIN;
+        let pos = position_from_codes(&self.observed, Color::White, None, one)
+            .or_else(|| position_from_codes(&self.observed, Color::Black, None, one))
+            .ok_or(EngineError::IllegalBoard)?;
+        self.start_game(GameRecord::from_position(pos), true);
+        Ok(())
+    }
+
+    /// Changes the piece a pawn promoted to at `ply` (1-based).
+    pub fn correct_promotion(&mut self, ply: usize, piece: Role) -> Result<(), EngineError> {
+        let Some(Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion: Some(_),
+        }) = ply
+            .checked_sub(1)
+            .and_then(|i| self.record.moves().get(i))
+            .map(|m| m.mv)
+        else {
+            return Err(EngineError::NotAPromotion(ply));
+        };
+        let old_san = self.record.moves()[ply - 1].san.to_string();
+        let mv = Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion: Some(piece),
+        };
+        self.record.replace(ply, mv)?;
+        let new_san = self.record.moves()[ply - 1].san.to_string();
+        self.events.push_back(Event::MoveCorrected {
+            ply,
+            old_san,
+            new_san,
+        });
+        if self.assumed_queen == Some(ply) {
+            self.assumed_queen = None;
+        }
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Enters a result the board cannot show (resignation, agreed draw, time), or
+    /// clears it with `None`.
+    pub fn set_result(&mut self, outcome: Option<KnownOutcome>) {
+        self.record
+            .set_result(outcome.map(|o| (o, Termination::Operator)));
+        self.rebuild();
+    }
+
+    /// Sets a PGN tag of the current game (kept for the following games).
+    pub fn set_tag(&mut self, name: &str, value: &str) {
+        self.record.set_tag(name, value);
+    }
+
+    /// Starts `record` as a new game and reports it.
+    pub(super) fn start_game(&mut self, record: GameRecord, setup: bool) {
+        self.replace_record(record, setup);
+        self.events.push_back(Event::NewGame { setup });
+        self.rebuild();
+    }
+
+    fn replace_record(&mut self, mut record: GameRecord, turn_open: bool) {
+        for (name, value) in self.record.tags() {
+            record.set_tag(name, value);
+        }
+        self.last_status = record.status();
+        self.record = record;
+        self.turn_open = turn_open;
+        self.first_lift = FirstLift::NotYet;
+        self.move_lift = FirstLift::NotYet;
+        self.assumed_queen = None;
+    }
+}
