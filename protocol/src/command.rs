@@ -66,49 +66,60 @@ pub enum Command {
     Clock(ClockCommand),
 }
 
-/// The single-byte commands and their bytes.
-const SINGLE_BYTE: [(Command, u8); 20] = [
-    (Command::Reset, 0x40),
-    (Command::SendClock, 0x41),
-    (Command::SendBoard, 0x42),
-    (Command::SendUpdate, 0x43),
-    (Command::SendUpdateBoard, 0x44),
-    (Command::SerialNumber, 0x45),
-    (Command::BusAddress, 0x46),
-    (Command::Trademark, 0x47),
-    (Command::EeMoves, 0x49),
-    (Command::ToBusMode, 0x4A),
-    (Command::SendUpdateNice, 0x4B),
-    (Command::BatteryStatus, 0x4C),
-    (Command::Version, 0x4D),
-    (Command::StartBootloader, 0x4E),
-    (Command::SendBoard50B, 0x50),
-    (Command::Scan50B, 0x51),
-    (Command::SendBoard50W, 0x52),
-    (Command::Scan50W, 0x53),
-    (Command::Scan100, 0x54),
-    (Command::LongSerialNumber, 0x55),
-];
-
 impl Command {
     /// The single-byte command for `byte`, or `None` for other bytes (including 0x2B and
     /// 0x60, which start longer frames).
-    pub fn from_byte(byte: u8) -> Option<Command> {
-        SINGLE_BYTE
-            .iter()
-            .find(|(_, b)| *b == byte)
-            .map(|(cmd, _)| *cmd)
+    pub const fn from_byte(byte: u8) -> Option<Command> {
+        Some(match byte {
+            0x40 => Self::Reset,
+            0x41 => Self::SendClock,
+            0x42 => Self::SendBoard,
+            0x43 => Self::SendUpdate,
+            0x44 => Self::SendUpdateBoard,
+            0x45 => Self::SerialNumber,
+            0x46 => Self::BusAddress,
+            0x47 => Self::Trademark,
+            0x49 => Self::EeMoves,
+            0x4A => Self::ToBusMode,
+            0x4B => Self::SendUpdateNice,
+            0x4C => Self::BatteryStatus,
+            0x4D => Self::Version,
+            0x4E => Self::StartBootloader,
+            0x50 => Self::SendBoard50B,
+            0x51 => Self::Scan50B,
+            0x52 => Self::SendBoard50W,
+            0x53 => Self::Scan50W,
+            0x54 => Self::Scan100,
+            0x55 => Self::LongSerialNumber,
+            _ => return None,
+        })
     }
 
     /// The command's first byte on the wire.
-    pub fn byte(&self) -> u8 {
+    pub const fn byte(&self) -> u8 {
         match self {
+            Self::Reset => 0x40,
+            Self::SendClock => 0x41,
+            Self::SendBoard => 0x42,
+            Self::SendUpdate => 0x43,
+            Self::SendUpdateBoard => 0x44,
+            Self::SerialNumber => 0x45,
+            Self::BusAddress => 0x46,
+            Self::Trademark => 0x47,
+            Self::EeMoves => 0x49,
+            Self::ToBusMode => 0x4A,
+            Self::SendUpdateNice => 0x4B,
+            Self::BatteryStatus => 0x4C,
+            Self::Version => 0x4D,
+            Self::StartBootloader => 0x4E,
+            Self::SendBoard50B => 0x50,
+            Self::Scan50B => 0x51,
+            Self::SendBoard50W => 0x52,
+            Self::Scan50W => 0x53,
+            Self::Scan100 => 0x54,
+            Self::LongSerialNumber => 0x55,
             Self::SetLeds { .. } => SET_LEDS,
             Self::Clock(_) => CLOCK_MESSAGE,
-            single => SINGLE_BYTE
-                .iter()
-                .find(|(cmd, _)| cmd == single)
-                .map_or(0, |(_, b)| *b),
         }
     }
 
@@ -248,13 +259,22 @@ mod tests {
 
     #[test]
     fn single_bytes_round_trip() {
-        for (cmd, byte) in SINGLE_BYTE {
-            assert_eq!(cmd.encode(), [byte]);
-            assert_eq!(cmd.byte(), byte);
-            assert_eq!(decode_all(&[byte]), [cmd]);
+        let mut count = 0;
+        for byte in 0..=255u8 {
+            if let Some(cmd) = Command::from_byte(byte) {
+                count += 1;
+                assert_eq!(cmd.encode(), [byte]);
+                assert_eq!(cmd.byte(), byte);
+                assert_eq!(decode_all(&[byte]), [cmd]);
+            }
         }
+        // 0x40-0x4E without 0x48, 0x50-0x55.
+        assert_eq!(count, 20);
         assert_eq!(Command::from_byte(0x2B), None);
+        assert_eq!(Command::from_byte(0x60), None);
         assert_eq!(Command::from_byte(0x48), None);
+        assert_eq!(Command::SendUpdateNice.byte(), 0x4B);
+        assert_eq!(Command::Reset.byte(), 0x40);
     }
 
     #[test]

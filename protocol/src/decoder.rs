@@ -48,9 +48,10 @@ pub enum Decoded {
 /// Feed bytes as they arrive, in chunks of any size, then call [`Decoder::poll`] until it
 /// returns `None`. Framing follows the bit-7 rule: a byte with bit 7 set always starts a
 /// message, so the decoder resynchronises on it after noise or a cut frame. Each byte is
-/// handled once, and only the frame being assembled is buffered. Results do not depend on
-/// how the stream was split into chunks; a run of garbage is reported when the next
-/// header byte ends it.
+/// handled once (O(n) overall). Apart from bytes fed but not yet polled, only the frame
+/// being assembled is buffered, and the per-id length limits bound its size. Results do
+/// not depend on how the stream was split into chunks; a run of garbage is reported when
+/// the next header byte ends it.
 #[derive(Debug, Clone, Default)]
 pub struct Decoder {
     /// Bytes fed but not yet examined.

@@ -159,7 +159,7 @@ pub enum Message {
     EeMoves(Vec<EeRecord>),
     /// Any other id (for example the draughts dumps), kept raw.
     Unknown {
-        /// The id byte as on the wire (bit 7 set).
+        /// The id byte as on the wire (bit 7 set; encoding sets it if missing).
         id: u8,
         /// The payload bytes.
         payload: Vec<u8>,
@@ -332,7 +332,7 @@ mod tests {
             Message::BusAddress(0x0401).encode(),
             [0x90, 0x00, 0x05, 0x08, 0x01]
         );
-        let long = Message::LongSerialNumber("3.250010001".get(..10).unwrap_or("").into());
+        let long = Message::LongSerialNumber("3.25001000".into());
         assert_eq!(long.encode().get(..3), Some(&[0xA2, 0x00, 0x0D][..]));
         let tm = Message::Trademark("DGT".into()).encode();
         assert_eq!(tm, [0x92, 0x00, 0x06, b'D', b'G', b'T']);
