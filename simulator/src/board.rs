@@ -55,7 +55,7 @@ impl Identity {
     pub fn new(occupancy_only: bool) -> Self {
         Self {
             serial: "01025".into(),
-            long_serial: "3.1000102".into(),
+            long_serial: "3.10001025".into(),
             version: if occupancy_only { (1, 0) } else { (1, 2) },
             trademark: "Digital Game Technology\r\nCopyright (c) 2024 boardcast virtual board\r\n"
                 .into(),
@@ -277,10 +277,10 @@ impl VirtualBoard {
 
     /// A field update for hardware index `index`, sent only in update modes.
     pub fn field_update(&self, index: u8, code: u8, out: &mut Vec<u8>) {
-        if self.mode.sends_updates() {
-            if let Some(square) = SquareIndex::new(index) {
-                Message::FieldUpdate { square, code }.encode_into(out);
-            }
+        if self.mode.sends_updates()
+            && let Some(square) = SquareIndex::new(index)
+        {
+            Message::FieldUpdate { square, code }.encode_into(out);
         }
     }
 }
@@ -294,12 +294,14 @@ pub fn ee_log(dump: &[u8; 64]) -> Vec<EeRecord> {
         EeRecord::PowerUp,
     ];
     for (i, &code) in dump.iter().enumerate() {
-        if code != 0 {
-            if let Some(square) = SquareIndex::new(i as u8) {
+        if code != 0
+            && let Some(square) = SquareIndex::new(i as u8)
+        {
+            {
                 records.push(EeRecord::FieldChange {
                     code,
                     square,
-                    quick: true,
+                    quick: false,
                 });
             }
         }

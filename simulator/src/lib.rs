@@ -7,6 +7,7 @@
 //! is the `boardcast simulate` command.
 
 pub mod board;
+pub mod cli;
 pub mod clock;
 pub mod codes;
 pub mod config;
@@ -21,6 +22,7 @@ pub mod sim;
 pub mod timeline;
 
 pub use board::{Identity, Mode, VirtualBoard};
+pub use cli::{SimulateArgs, run};
 pub use clock::ClockConfig;
 pub use config::{SimConfig, StartTrigger};
 pub use error::{ScriptError, SimError};

@@ -22,8 +22,21 @@ pub struct Script {
 impl Script {
     /// Every game of a PGN text (mainlines only; a `FEN` tag sets up the start position).
     pub fn parse_pgn(text: &str) -> Result<Vec<Script>, ScriptError> {
+        Self::parse_pgn_from(text, None)
+    }
+
+    /// Like [`Script::parse_pgn`], but games without a `FEN` tag start from `fen`
+    /// (the standard start position when `None`).
+    pub fn parse_pgn_from(text: &str, fen: Option<&str>) -> Result<Vec<Script>, ScriptError> {
+        let default_start = match fen {
+            Some(f) => Some(parse_fen(f)?),
+            None => None,
+        };
         let mut reader = Reader::new(text.as_bytes());
-        let mut visitor = PgnVisitor { game: 0 };
+        let mut visitor = PgnVisitor {
+            game: 0,
+            default_start,
+        };
         let mut games = Vec::new();
         for game in reader.read_games(&mut visitor) {
             games.push(game??);
@@ -121,15 +134,15 @@ pub fn parse_fen(fen: &str) -> Result<Chess, ScriptError> {
 /// A move in SAN (with or without +/#) or UCI, if legal in `pos`.
 pub fn parse_move(pos: &Chess, text: &str) -> Option<Move> {
     let t = text.trim();
-    if let Ok(san) = SanPlus::from_ascii(t.as_bytes()) {
-        if let Ok(m) = san.san.to_move(pos) {
-            return Some(m);
-        }
+    if let Ok(san) = SanPlus::from_ascii(t.as_bytes())
+        && let Ok(m) = san.san.to_move(pos)
+    {
+        return Some(m);
     }
-    if let Ok(san) = San::from_ascii(t.trim_end_matches(['+', '#', '!', '?']).as_bytes()) {
-        if let Ok(m) = san.to_move(pos) {
-            return Some(m);
-        }
+    if let Ok(san) = San::from_ascii(t.trim_end_matches(['+', '#', '!', '?']).as_bytes())
+        && let Ok(m) = san.to_move(pos)
+    {
+        return Some(m);
     }
     let uci = UciMove::from_ascii(t.as_bytes()).ok()?;
     uci.to_move(pos).ok()
@@ -137,6 +150,7 @@ pub fn parse_move(pos: &Chess, text: &str) -> Option<Move> {
 
 struct PgnVisitor {
     game: usize,
+    default_start: Option<Chess>,
 }
 
 struct Movetext {
@@ -174,7 +188,7 @@ impl Visitor for PgnVisitor {
                 Ok(pos) => pos,
                 Err(e) => return ControlFlow::Break(Err(e)),
             },
-            None => Chess::default(),
+            None => self.default_start.clone().unwrap_or_default(),
         };
         let result = tags
             .iter()

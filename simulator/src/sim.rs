@@ -202,13 +202,13 @@ impl Simulation {
         self.reports.pop_front()
     }
 
-    /// Every scripted (and submitted) move has been played and reported, input is
-    /// closed, and the board stands still.
+    /// Every scripted (and submitted) move has been played and its report produced
+    /// (reports may still wait in [`Simulation::poll_report`]), input is closed, and the
+    /// board stands still.
     pub fn is_finished(&self) -> bool {
         !self.input_open
             && self.pending.is_empty()
             && self.awaiting.is_empty()
-            && self.reports.is_empty()
             && self.timeline.is_quiet()
             && self.stable()
     }

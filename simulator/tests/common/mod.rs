@@ -55,7 +55,7 @@ pub fn mirror_of(bytes: &[u8]) -> (RawBoard, Vec<Message>) {
     while let Some(d) = dec.poll() {
         if let Decoded::Message(m) = d {
             match &m {
-                Message::BoardDump(b) => mirror = b.clone(),
+                Message::BoardDump(b) => mirror = *b,
                 Message::FieldUpdate { square, code } => mirror.set(*square, *code),
                 _ => {}
             }
