@@ -3,5 +3,14 @@
 //! The library holds everything the binary does, so that tests can drive it directly.
 //! See ARCHITECTURE.md for the layers.
 
+pub mod cli;
+pub mod daemon;
+pub mod demo;
+pub mod error;
 pub mod game;
 pub mod inference;
+pub mod link;
+pub mod mirror;
+pub mod ports;
+pub mod signals;
+pub mod status;

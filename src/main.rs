@@ -1,2 +1,57 @@
-//! The boardcast daemon binary.
-fn main() {}
+//! The boardcast binary: parses the command line, sets up logging, and hands over to the
+//! library. Errors become one line on stderr and a distinct exit code.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use boardcast::cli::{Cli, Command, RunArgs};
+use boardcast::daemon::{self, DaemonConfig};
+use boardcast::error::EXIT_FAILURE;
+use boardcast::link::session::LinkConfig;
+use boardcast::{demo, ports, signals};
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Simulate(args) => {
+            boardcast_simulator::cli::run(args).map_err(|e| (EXIT_FAILURE, e.to_string()))
+        }
+        Command::Ports => ports::print_ports()
+            .map(|_| ())
+            .map_err(|e| (EXIT_FAILURE, format!("cannot list serial ports: {e}"))),
+        Command::Demo(args) => {
+            demo::run(&args, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, message)) => {
+            eprintln!("boardcast: {message}");
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
+        }
+    }
+}
+
+fn run(args: RunArgs) -> Result<(), (i32, String)> {
+    let config = DaemonConfig {
+        ports: args.ports,
+        status_file: args.status_file,
+        link: LinkConfig {
+            answer_timeout: Duration::from_secs(args.answer_timeout),
+            silence_timeout: Duration::from_secs(args.silence_timeout),
+            ..LinkConfig::default()
+        },
+    };
+    daemon::run(&config, signals::shutdown_flag(), |_| {})
+        .map_err(|e| (e.exit_code(), e.to_string()))
+}

@@ -1,0 +1,60 @@
+//! The command line: every subcommand and option, with the help text users read.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// boardcast turns electronic chessboards into live, correct PGN.
+#[derive(Debug, Parser)]
+#[command(name = "boardcast", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon on one or more boards.
+    Run(RunArgs),
+    /// Run a simulated DGT board on a pseudo-terminal, for tests and demos.
+    Simulate(boardcast_simulator::cli::SimulateArgs),
+    /// List serial ports and mark the ones that look like DGT boards.
+    Ports,
+    /// Play a bundled real game on a simulated board and show the live result.
+    Demo(DemoArgs),
+}
+
+/// Options of `boardcast run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Serial port of a board (e.g. /dev/ttyACM0). Repeat for several boards; they are
+    /// numbered from 1 in the order given.
+    #[arg(long = "port", value_name = "PATH", required = true)]
+    pub ports: Vec<PathBuf>,
+    /// Keep a JSON snapshot of every board's status in this file, rewritten atomically on
+    /// every change.
+    #[arg(long, value_name = "PATH")]
+    pub status_file: Option<PathBuf>,
+    /// Seconds to wait for a board to answer before reporting it (the daemon keeps trying).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub answer_timeout: u64,
+    /// Seconds of silence after which a board is reported as not responding.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3)]
+    pub silence_timeout: u64,
+}
+
+/// Options of `boardcast demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Play faster (2 = twice as fast) or slower than a real game.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Seed for the simulated players' handling and noise.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print each new state on its own instead of redrawing the screen.
+    #[arg(long)]
+    pub plain: bool,
+}

@@ -1,0 +1,71 @@
+//! The serial link to one DGT board: opening the port, and the link protocol on top.
+//!
+//! `session` is the sans-IO part (init sequence, keep-alive, liveness); `worker` is the
+//! thread that owns the port and does the reading and writing.
+
+pub mod session;
+pub mod worker;
+
+use std::fs::OpenOptions;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::time::Duration;
+
+use serialport::{DataBits, FlowControl, Parity, SerialPort, StopBits, TTYPort};
+
+/// How long one blocking read waits before the worker looks at its timers again.
+pub const READ_TIMEOUT: Duration = Duration::from_millis(20);
+
+/// Why a port could not be opened. Each case says what the user can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Nothing exists at the path.
+    #[error("no such device; check the path (`boardcast ports` lists serial ports) and the cable")]
+    NotFound,
+    /// The device exists but this user may not open it.
+    #[error(
+        "permission denied; add your user to the group that owns the device (often `dialout`) or run with access to it"
+    )]
+    PermissionDenied,
+    /// The path exists but is not a terminal device.
+    #[error("not a serial device (not a tty); give the path of the board's serial port")]
+    NotATty,
+    /// The device could not be opened or configured for another reason.
+    #[error("cannot open as a serial port: {0}; is another program using the board?")]
+    Unusable(String),
+}
+
+/// Opens `path` as a DGT serial port: 9600 baud, 8N1, no flow control.
+///
+/// The checks before the real open exist to give each failure its own clear error: the
+/// serial library reports most of them as one generic "no device".
+pub fn open_port(path: &Path) -> Result<TTYPort, OpenError> {
+    let probe = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => OpenError::NotFound,
+            io::ErrorKind::PermissionDenied => OpenError::PermissionDenied,
+            _ => OpenError::Unusable(e.to_string()),
+        })?;
+    if !nix::unistd::isatty(probe.as_fd()).unwrap_or(false) {
+        return Err(OpenError::NotATty);
+    }
+    drop(probe);
+    serialport::new(path.to_string_lossy(), 9600)
+        .data_bits(DataBits::Eight)
+        .parity(Parity::None)
+        .stop_bits(StopBits::One)
+        .flow_control(FlowControl::None)
+        .timeout(READ_TIMEOUT)
+        .open_native()
+        .map_err(|e| OpenError::Unusable(e.description))
+        .and_then(|port| {
+            // Bytes that arrived before our settings took effect may be garbled.
+            port.clear(serialport::ClearBuffer::Input)
+                .map_err(|e| OpenError::Unusable(e.description))?;
+            Ok(port)
+        })
+}

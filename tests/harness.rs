@@ -1,0 +1,166 @@
+//! A small harness for running the real binary: child processes that die with the test,
+//! scratch directories, polling with a deadline, and bare pseudo-terminals.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::OFlag;
+use nix::pty::{PtyMaster, grantpt, posix_openpt, ptsname_r, unlockpt};
+use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+
+/// A command for the binary under test.
+pub fn boardcast() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_boardcast"));
+    cmd.env("RUST_LOG", "info");
+    cmd
+}
+
+/// A child process that is killed when the test ends, pass or fail.
+pub struct Running {
+    /// The process.
+    pub child: Child,
+    /// Lines the process wrote to stderr, as they arrive.
+    pub stderr: Receiver<String>,
+    /// Every stderr line seen so far by `wait_for_stderr`.
+    pub seen: Vec<String>,
+}
+
+impl Running {
+    /// Starts `cmd` with stderr captured line by line.
+    pub fn start(mut cmd: Command) -> Running {
+        cmd.stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start the binary");
+        let stderr = lines_of(child.stderr.take().expect("stderr is piped"));
+        Running {
+            child,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits until a stderr line contains `needle`; returns that line.
+    pub fn wait_for_stderr(&mut self, needle: &str, timeout: Duration) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        if let Some(line) = self.seen.iter().find(|l| l.contains(needle)) {
+            return Some(line.clone());
+        }
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.stderr.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return Some(line);
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Waits for the process to exit on its own.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let status = poll(timeout, || self.child.try_wait().ok().flatten())?;
+        Some(status.code().unwrap_or(-1))
+    }
+
+    /// Everything on stderr so far, for failure messages.
+    pub fn stderr_so_far(&mut self) -> String {
+        while let Ok(line) = self.stderr.try_recv() {
+            self.seen.push(line);
+        }
+        self.seen.join("\n")
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lines_of(stderr: ChildStderr) -> Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Calls `f` until it returns something or `timeout` passes.
+pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = f() {
+            return Some(value);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Reads the daemon's status file, if it exists and parses.
+pub fn read_status(path: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// A bare pseudo-terminal: the test plays the device on the master side; the daemon
+/// opens `path`. The slave stays open here so the master never sees a hang-up.
+pub struct BarePty {
+    /// The master side, where the fake device reads and writes.
+    pub master: File,
+    /// The path the daemon opens.
+    pub path: PathBuf,
+    _slave: OwnedFd,
+}
+
+impl BarePty {
+    /// Opens a raw pseudo-terminal.
+    pub fn open() -> BarePty {
+        let master: PtyMaster = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("openpt");
+        grantpt(&master).expect("grantpt");
+        unlockpt(&master).expect("unlockpt");
+        let path = PathBuf::from(ptsname_r(&master).expect("ptsname"));
+        let slave: OwnedFd = File::options()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open slave")
+            .into();
+        let mut termios = tcgetattr(slave.as_fd()).expect("tcgetattr");
+        cfmakeraw(&mut termios);
+        tcsetattr(slave.as_fd(), SetArg::TCSANOW, &termios).expect("tcsetattr");
+        let master = File::from(OwnedFd::from(master));
+        BarePty {
+            master,
+            path,
+            _slave: slave,
+        }
+    }
+}

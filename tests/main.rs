@@ -1,0 +1,7 @@
+//! The integration tests: one binary, so the real `boardcast` executable is built once
+//! and every test shares the small harness.
+
+mod harness;
+
+mod bad_input;
+mod mirror;
