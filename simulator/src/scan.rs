@@ -97,7 +97,7 @@ impl Scanner {
 
     /// Skip whole scans that cannot change anything, so the scan in progress contains `t`.
     pub fn skip_idle_until(&mut self, t: Duration) {
-        if t > self.scan_end() {
+        if t >= self.scan_end() {
             let n = (t - self.start).as_nanos() / self.config.period.as_nanos();
             self.start += self.config.period * n as u32;
         }
