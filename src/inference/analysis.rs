@@ -1,7 +1,7 @@
 //! What a stable board that matches no single move means. The explanations are tried
 //! from the most specific and cheapest to the most general, and the first that fits
 //! wins: result signal, new game, turned board, takeback, a move plus the start of the
-//! reply, a move in progress, missed moves, a mistaken promotion piece, irregular.
+//! reply, a move in progress, a mistaken promotion piece, missed moves, irregular.
 
 use shakmaty::{Board, Move, Position, Role};
 
@@ -24,7 +24,7 @@ impl Engine {
         if self.record.is_over() {
             return;
         }
-        if self.move_then_reply() || self.pending() || self.missed_moves() || self.promotion_piece()
+        if self.move_then_reply() || self.pending() || self.promotion_piece() || self.missed_moves()
         {
             return;
         }
@@ -156,8 +156,17 @@ impl Engine {
             let mut next = pos.clone();
             next.play_unchecked(c.mv);
             let replies = Candidates::build(&c.board, &next, false, None, None, occupancy);
+            // A complete reply is left to the search, which also checks uniqueness.
             let rest = diff(&self.observed, &c.board);
-            if !replies.partial(&self.observed, rest, occupancy).is_empty() {
+            if replies
+                .partial(&self.observed, rest, occupancy)
+                .iter()
+                .any(|&r| {
+                    replies
+                        .get(r)
+                        .is_some_and(|reply| reply.board != self.observed)
+                })
+            {
                 found.push(i);
             }
         }

@@ -92,6 +92,82 @@ pub enum Event {
     Reanchored { fen: String },
 }
 
+impl fmt::Display for PositionProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PositionProblem::TwoKings(c) => write!(f, "two {c} kings"),
+            PositionProblem::PawnOnBackRank(sq) => write!(f, "pawn on {sq}"),
+            PositionProblem::KingLeftInCheck(c) => write!(f, "{c} king left in check"),
+        }
+    }
+}
+
+fn join<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One line for logs and operators; fixes read `Ng1` (put a white knight on g1) and
+/// `-g4` (clear g4).
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::MoveMade { ply, san, .. } => write!(f, "ply {ply}: {san}"),
+            Event::MoveCorrected {
+                ply,
+                old_san,
+                new_san,
+            } => write!(f, "ply {ply} corrected: {old_san} -> {new_san}"),
+            Event::MovesRetracted { ply, retracted } => {
+                write!(f, "retracted {}; {ply} plies remain", retracted.join(" "))
+            }
+            Event::Pending { candidates } => {
+                write!(f, "move in progress: {}", candidates.join(" "))
+            }
+            Event::Irregular { kind, restore } => {
+                let kind = match kind {
+                    IrregularKind::NoLegalContinuation => "no legal continuation",
+                    IrregularKind::Takeback => "takeback",
+                };
+                write!(f, "irregular ({kind}); restore: {}", join(restore))
+            }
+            Event::Ambiguous {
+                plies,
+                explanations,
+            } => write!(f, "ambiguous: {explanations} sequences of {plies} plies"),
+            Event::IllegalPosition { problems } => {
+                let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                write!(f, "illegal position: {}", problems.join(", "))
+            }
+            Event::NewGame { setup: false } => f.write_str("new game"),
+            Event::NewGame { setup: true } => f.write_str("new game from a set-up position"),
+            Event::TouchMove { ply, detail, .. } => write!(f, "touch-move at ply {ply}: {detail}"),
+            Event::GameEnded {
+                outcome,
+                termination,
+            } => write!(f, "game over: {outcome} ({termination:?})"),
+            Event::DrawClaimable(claims) => {
+                let mut reasons = Vec::new();
+                if claims.threefold_repetition {
+                    reasons.push("threefold repetition");
+                }
+                if claims.fifty_moves {
+                    reasons.push("fifty moves");
+                }
+                write!(f, "draw claimable: {}", reasons.join(", "))
+            }
+            Event::OrientationChanged { rotated: true } => f.write_str("board turned 180°"),
+            Event::OrientationChanged { rotated: false } => {
+                f.write_str("board in normal orientation")
+            }
+            Event::Reanchored { fen } => write!(f, "re-anchored at {fen}"),
+        }
+    }
+}
+
 impl Event {
     /// A short kebab-case name, as used in logs and scenario files.
     pub fn name(&self) -> &'static str {

@@ -43,11 +43,14 @@ impl Engine {
         if occupancy {
             return Err(EngineError::OccupancyOnly);
         }
+        // The irregular change was most likely the move of the side to move, so the
+        // other side is tried first; the first move made settles it anyway.
         let now_pos = self.record.position();
-        let turn = now_pos.turn();
+        let mover = now_pos.turn();
         let fullmoves = now_pos.fullmoves();
-        let pos = position_from_codes(&self.observed, turn, Some(now_pos), fullmoves)
-            .or_else(|| position_from_codes(&self.observed, !turn, Some(now_pos), fullmoves))
+        let next = fullmoves.saturating_add(u32::from(mover == Color::Black));
+        let pos = position_from_codes(&self.observed, !mover, Some(now_pos), next)
+            .or_else(|| position_from_codes(&self.observed, mover, Some(now_pos), fullmoves))
             .ok_or(EngineError::IllegalBoard)?;
         let mut record = GameRecord::from_position(pos);
         for text in self.record.preface() {
