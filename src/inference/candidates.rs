@@ -3,7 +3,7 @@
 
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, san::SanPlus};
 
-use super::codes::{Codes, EMPTY, after_move, diff, normalize, piece_code};
+use super::codes::{Codes, EMPTY, after_move, diff, diff_on, normalize, piece_code};
 
 /// Which position a candidate move is played from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,16 +57,19 @@ impl Candidates {
     ) -> Self {
         let mut list = Vec::with_capacity(64);
         let mut add = |pos: &Chess, base: &Codes, origin: Origin, skip: Option<Move>| {
+            // A candidate differs from the expected board only where its base does or
+            // where the move changed something, so only those squares are compared.
+            let base_diff = diff(base, expected);
             for mv in pos.legal_moves() {
                 if Some(mv) == skip {
                     continue;
                 }
-                let board = after_move(base, mv, pos.turn(), occupancy_only);
+                let (board, touched) = after_move(base, mv, pos.turn(), occupancy_only);
                 list.push(Candidate {
                     origin,
                     mv,
                     mover: pos.turn(),
-                    changed: diff(&board, expected),
+                    changed: diff_on(&board, expected, touched | base_diff),
                     board,
                 });
             }

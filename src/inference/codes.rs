@@ -83,9 +83,20 @@ pub(crate) fn from_board(board: &Board, occupancy_only: bool) -> Codes {
     out
 }
 
-/// The board after `mv` by `color`, computed from the squares the move touches only.
-pub(crate) fn after_move(before: &Codes, mv: Move, color: Color, occupancy_only: bool) -> Codes {
+/// The board after `mv` by `color`, computed from the squares the move touches only,
+/// and those squares.
+pub(crate) fn after_move(
+    before: &Codes,
+    mv: Move,
+    color: Color,
+    occupancy_only: bool,
+) -> (Codes, Bitboard) {
     let mut out = *before;
+    let mut touched = Bitboard::EMPTY;
+    let mut set = |sq: Square, code: u8| {
+        out[sq.to_usize()] = code;
+        touched.add(sq);
+    };
     let code = |role: Role| normalize(piece_code(role.of(color)), occupancy_only);
     match mv {
         Move::Normal {
@@ -95,31 +106,44 @@ pub(crate) fn after_move(before: &Codes, mv: Move, color: Color, occupancy_only:
             promotion,
             ..
         } => {
-            out[from.to_usize()] = EMPTY;
-            out[to.to_usize()] = code(promotion.unwrap_or(role));
+            set(from, EMPTY);
+            set(to, code(promotion.unwrap_or(role)));
         }
         Move::EnPassant { from, to } => {
-            out[from.to_usize()] = EMPTY;
-            out[Square::from_coords(to.file(), from.rank()).to_usize()] = EMPTY;
-            out[to.to_usize()] = code(Role::Pawn);
+            set(from, EMPTY);
+            set(Square::from_coords(to.file(), from.rank()), EMPTY);
+            set(to, code(Role::Pawn));
         }
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(king < rook);
-            out[king.to_usize()] = EMPTY;
-            out[rook.to_usize()] = EMPTY;
-            out[side.king_to(color).to_usize()] = code(Role::King);
-            out[side.rook_to(color).to_usize()] = code(Role::Rook);
+            set(king, EMPTY);
+            set(rook, EMPTY);
+            set(side.king_to(color), code(Role::King));
+            set(side.rook_to(color), code(Role::Rook));
         }
-        Move::Put { role, to } => out[to.to_usize()] = code(role),
+        Move::Put { role, to } => set(to, code(role)),
     }
-    out
+    (out, touched)
+}
+
+/// The squares of `among` on which two boards differ.
+pub(crate) fn diff_on(a: &Codes, b: &Codes, among: Bitboard) -> Bitboard {
+    among
+        .into_iter()
+        .filter(|sq| a[sq.to_usize()] != b[sq.to_usize()])
+        .collect()
 }
 
 /// Squares on which two boards differ.
 pub(crate) fn diff(a: &Codes, b: &Codes) -> Bitboard {
     let mut mask = 0u64;
-    for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-        mask |= u64::from(x != y) << i;
+    // Boards mostly agree: whole ranks are compared first.
+    for (rank, (x, y)) in a.chunks_exact(8).zip(b.chunks_exact(8)).enumerate() {
+        if x != y {
+            for (file, (p, q)) in x.iter().zip(y.iter()).enumerate() {
+                mask |= u64::from(p != q) << (rank * 8 + file);
+            }
+        }
     }
     Bitboard(mask)
 }
@@ -183,11 +207,10 @@ mod tests {
             for mv in pos.legal_moves() {
                 let mut next = pos.clone();
                 next.play_unchecked(mv);
-                assert_eq!(
-                    after_move(&before, mv, pos.turn(), false),
-                    from_board(next.board(), false),
-                    "{mv:?}"
-                );
+                let (after, touched) = after_move(&before, mv, pos.turn(), false);
+                let expected = from_board(next.board(), false);
+                assert_eq!(after, expected, "{mv:?}");
+                assert_eq!(diff(&before, &expected), touched, "{mv:?}");
             }
         }
     }

@@ -145,10 +145,10 @@ impl Engine {
     /// Runs the timers due at `now`: records a settled move, analyses a stable board,
     /// re-anchors automatically.
     pub fn tick(&mut self, now: Duration) {
-        if let Some(t) = self.tentative {
-            if now >= t.since + self.config.settle {
-                self.commit(t.index);
-            }
+        if let Some(t) = self.tentative
+            && now >= t.since + self.config.settle
+        {
+            self.commit(t.index);
         }
         if self.tentative.is_none()
             && !self.analysed
@@ -158,12 +158,12 @@ impl Engine {
             self.analysed = true;
             self.analyse();
         }
-        if let (Some(since), Some(delay)) = (self.irregular_since, self.config.auto_reanchor) {
-            if now >= since + delay {
-                self.irregular_since = None;
-                // A board that cannot be accepted simply stays irregular.
-                let _ = self.accept_board();
-            }
+        if let (Some(since), Some(delay)) = (self.irregular_since, self.config.auto_reanchor)
+            && now >= since + delay
+        {
+            self.irregular_since = None;
+            // A board that cannot be accepted simply stays irregular.
+            let _ = self.accept_board();
         }
     }
 
@@ -175,10 +175,10 @@ impl Engine {
         if board == self.observed {
             return;
         }
-        if let Some(t) = self.tentative {
-            if self.opponent_started(t.index, &board) {
-                self.commit(t.index);
-            }
+        if let Some(t) = self.tentative
+            && self.opponent_started(t.index, &board)
+        {
+            self.commit(t.index);
         }
         self.track_lifts(&board, now);
         self.observed = board;

@@ -21,10 +21,10 @@ pub(crate) fn problems(codes: &Codes, just_moved: Color) -> Vec<PositionProblem>
     for sq in board.pawns() & back_ranks {
         out.push(PositionProblem::PawnOnBackRank(sq));
     }
-    if let Some(king) = board.king_of(just_moved) {
-        if board.attacks_to(king, !just_moved, board.occupied()).any() {
-            out.push(PositionProblem::KingLeftInCheck(just_moved));
-        }
+    if let Some(king) = board.king_of(just_moved)
+        && board.attacks_to(king, !just_moved, board.occupied()).any()
+    {
+        out.push(PositionProblem::KingLeftInCheck(just_moved));
     }
     out
 }
@@ -66,10 +66,10 @@ pub(crate) fn position_from_codes(
         fullmoves,
         ..Setup::empty()
     };
-    setup
-        .position::<Chess>(CastlingMode::Standard)
-        .or_else(|e| e.ignore_invalid_castling_rights())
-        .ok()
+    match setup.position::<Chess>(CastlingMode::Standard) {
+        Ok(pos) => Some(pos),
+        Err(e) => e.ignore_invalid_castling_rights().ok(),
+    }
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ impl Search<'_> {
             return;
         }
         for mv in pos.legal_moves() {
-            let next_codes = after_move(codes, mv, pos.turn(), self.occupancy_only);
+            let (next_codes, _) = after_move(codes, mv, pos.turn(), self.occupancy_only);
             let mut next = pos.clone();
             next.play_unchecked(mv);
             path.push(mv);
@@ -99,10 +99,10 @@ impl Search<'_> {
         }
         let mut need = [0usize; 2];
         for (have, want) in codes.iter().zip(self.target.iter()) {
-            if have != want {
-                if let Some(piece) = code_piece(*want) {
-                    need[usize::from(piece.color.is_black())] += 1;
-                }
+            if have != want
+                && let Some(piece) = code_piece(*want)
+            {
+                need[usize::from(piece.color.is_black())] += 1;
             }
         }
         need[0] <= moves_of(Color::White) && need[1] <= moves_of(Color::Black)
