@@ -20,3 +20,6 @@ pub use config::{EngineConfig, Mode};
 pub use engine::Engine;
 pub use event::{Event, Fix, IrregularKind, PositionProblem};
 pub use operator::EngineError;
+
+#[cfg(test)]
+mod tests;

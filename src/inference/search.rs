@@ -6,6 +6,9 @@ use super::codes::{Codes, EMPTY, after_move, code_piece, from_board};
 
 /// Most explanations counted before the search gives up counting.
 const MAX_COUNTED: usize = 16;
+/// Positions visited before the search gives up, bounding the worst case (a board no
+/// sequence explains, searched to the full depth) to a few milliseconds.
+const MAX_NODES: usize = 200_000;
 
 /// The outcome of a search.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,7 +30,15 @@ pub(crate) fn explain(
     occupancy_only: bool,
     max_plies: usize,
 ) -> Explanation {
+    // Result pieces and unknown bytes are never the result of a move.
+    if target
+        .iter()
+        .any(|&c| c != EMPTY && code_piece(c).is_none() && !occupancy_only)
+    {
+        return Explanation::Nothing;
+    }
     let codes = from_board(start.board(), occupancy_only);
+    let mut nodes = 0;
     for plies in 2..=max_plies {
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
@@ -35,8 +46,12 @@ pub(crate) fn explain(
             target,
             occupancy_only,
             found: &mut found,
+            nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
+        if nodes >= MAX_NODES {
+            return Explanation::Nothing;
+        }
         match found.len() {
             0 => continue,
             1 => return Explanation::Unique(found.remove(0)),
@@ -50,11 +65,13 @@ struct Search<'a> {
     target: &'a Codes,
     occupancy_only: bool,
     found: &'a mut Vec<Vec<Move>>,
+    nodes: &'a mut usize,
 }
 
 impl Search<'_> {
     fn dfs(&mut self, pos: &Chess, codes: &Codes, remaining: usize, path: &mut Vec<Move>) {
-        if self.found.len() >= MAX_COUNTED {
+        *self.nodes += 1;
+        if self.found.len() >= MAX_COUNTED || *self.nodes >= MAX_NODES {
             return;
         }
         if remaining == 0 {
@@ -96,6 +113,19 @@ impl Search<'_> {
             }
             let castles = usize::from(pos.castles().any());
             return fill.max(empty) <= remaining + castles;
+        }
+        // Pieces only disappear by capture, one per move of the other side.
+        let mut count = [[0usize; 2]; 2];
+        for (i, board) in [codes, self.target].into_iter().enumerate() {
+            for piece in board.iter().filter_map(|&c| code_piece(c)) {
+                count[i][usize::from(piece.color.is_black())] += 1;
+            }
+        }
+        for (color, side) in [(Color::White, 0), (Color::Black, 1)] {
+            let captures = count[0][side].checked_sub(count[1][side]);
+            if captures.is_none_or(|n| n > moves_of(!color)) {
+                return false;
+            }
         }
         let mut need = [0usize; 2];
         for (have, want) in codes.iter().zip(self.target.iter()) {
@@ -154,6 +184,16 @@ mod tests {
             explain(&start, &target, false, 4),
             Explanation::Ambiguous { plies: 4, .. }
         ));
+    }
+
+    #[test]
+    fn impossible_boards_end_the_search_quickly() {
+        let start = Chess::default();
+        let mut target = from_board(start.board(), false);
+        target[shakmaty::Square::E2.to_usize()] = EMPTY;
+        assert_eq!(explain(&start, &target, false, 4), Explanation::Nothing);
+        target[shakmaty::Square::E4.to_usize()] = 99;
+        assert_eq!(explain(&start, &target, false, 4), Explanation::Nothing);
     }
 
     #[test]

@@ -1,0 +1,151 @@
+//! Engine tests driven directly through the public API (the scenario files under
+//! `tests/data/scenarios` cover each case end to end).
+
+use std::time::Duration;
+
+use boardcast_protocol::RawBoard;
+use proptest::prelude::*;
+use shakmaty::{Chess, Position, Square};
+
+use super::codes::piece_code;
+use super::{Engine, EngineConfig, Event};
+use crate::game::GameRecord;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn raw(pos: &Chess) -> RawBoard {
+    let mut board = RawBoard::default();
+    for (sq, piece) in pos.board().clone() {
+        board.0[sq.to_usize() ^ 56] = piece_code(piece);
+    }
+    board
+}
+
+fn set(board: &mut RawBoard, sq: Square, code: u8) {
+    board.0[sq.to_usize() ^ 56] = code;
+}
+
+fn drain(engine: &mut Engine) -> Vec<Event> {
+    std::iter::from_fn(|| engine.poll_event()).collect()
+}
+
+#[test]
+fn a_move_is_recorded_when_the_settle_window_ends() {
+    let mut engine = Engine::new(EngineConfig::default());
+    let mut board = raw(&Chess::default());
+    engine.observe(&board, ms(0));
+    set(&mut board, Square::E2, 0);
+    engine.observe(&board, ms(100));
+    set(&mut board, Square::E4, 1);
+    engine.observe(&board, ms(200));
+    assert_eq!(engine.next_deadline(), Some(ms(450)));
+    engine.tick(ms(449));
+    assert_eq!(engine.game().ply_count(), 0);
+    engine.tick(ms(450));
+    assert_eq!(engine.game().sans(), ["e4"]);
+    assert!(matches!(
+        &drain(&mut engine)[..],
+        [Event::MoveMade { ply: 1, .. }]
+    ));
+    assert_eq!(engine.next_deadline(), None);
+}
+
+#[test]
+fn the_opponent_starting_records_the_move_at_once() {
+    let mut engine = Engine::new(EngineConfig::default());
+    let mut board = raw(&Chess::default());
+    engine.observe(&board, ms(0));
+    set(&mut board, Square::E2, 0);
+    set(&mut board, Square::E4, 1);
+    engine.observe(&board, ms(100));
+    set(&mut board, Square::E7, 0);
+    engine.observe(&board, ms(150));
+    assert_eq!(engine.game().sans(), ["e4"]);
+}
+
+#[test]
+fn a_later_move_by_the_same_side_corrects_the_mainline() {
+    let mut engine = Engine::new(EngineConfig::default());
+    let mut board = raw(&Chess::default());
+    engine.observe(&board, ms(0));
+    set(&mut board, Square::G1, 0);
+    set(&mut board, Square::F3, 3);
+    engine.observe(&board, ms(100));
+    engine.tick(ms(1000));
+    set(&mut board, Square::F3, 0);
+    set(&mut board, Square::H3, 3);
+    engine.observe(&board, ms(1100));
+    engine.tick(ms(2000));
+    assert_eq!(engine.game().sans(), ["Nh3"]);
+    let events = drain(&mut engine);
+    assert!(
+        events.iter().any(|e| matches!(e,
+        Event::MoveCorrected { ply: 1, old_san, new_san } if old_san == "Nf3" && new_san == "Nh3"))
+    );
+}
+
+#[test]
+fn no_single_square_glitch_makes_a_move() {
+    let start = raw(&Chess::default());
+    for index in 0..64 {
+        for code in [0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 99, 255] {
+            // A shallow search keeps the test fast; no depth can make one square a move.
+            let config = EngineConfig {
+                max_search_plies: 2,
+                ..EngineConfig::default()
+            };
+            let mut engine = Engine::new(config);
+            engine.observe(&start, ms(0));
+            let mut board = start;
+            board.0[index] = code;
+            engine.observe(&board, ms(100));
+            engine.tick(ms(5000));
+            assert_eq!(engine.game().ply_count(), 0, "index {index} code {code}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any bytes at any times, with operator actions in between, never panic, and the
+    /// record always replays from its start position.
+    #[test]
+    fn arbitrary_input_never_panics(
+        steps in prop::collection::vec((0usize..64, any::<u8>(), 0u64..600, 0u8..40), 1..120),
+        occupancy in any::<bool>(),
+    ) {
+        let config = EngineConfig {
+            occupancy_only: occupancy,
+            auto_reanchor: Some(ms(2000)),
+            ..EngineConfig::default()
+        };
+        let mut engine = Engine::new(config);
+        let mut board = raw(&Chess::default());
+        let mut now = ms(0);
+        engine.observe(&board, now);
+        for (index, code, dt, action) in steps {
+            now += ms(dt);
+            board.0[index] = code;
+            engine.observe(&board, now);
+            match action {
+                0 => drop(engine.accept_board()),
+                1 => drop(engine.declare_setup()),
+                2 => drop(engine.correct_promotion(1, shakmaty::Role::Knight)),
+                3 => board = raw(&Chess::default()),
+                _ => {}
+            }
+            if let Some(deadline) = engine.next_deadline() {
+                engine.tick(deadline);
+            }
+            drain(&mut engine);
+        }
+        let game = engine.game();
+        let mut replay = GameRecord::from_position(game.start().clone());
+        for m in game.moves() {
+            prop_assert!(replay.push(m.mv).is_ok());
+        }
+    }
+}
