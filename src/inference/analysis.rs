@@ -149,23 +149,18 @@ impl Engine {
             }
             if c.changed
                 .into_iter()
-                .any(|sq| self.observed[sq.to_usize()] != c.board[sq.to_usize()])
+                .any(|sq| self.observed[sq.to_usize()] != c.value(sq))
             {
                 continue;
             }
             let mut next = pos.clone();
             next.play_unchecked(c.mv);
-            let replies = Candidates::build(&c.board, &next, false, None, None, occupancy);
+            let board = c.board(&self.expected);
+            let replies = Candidates::build(&board, &next, false, None, None, occupancy);
             // A complete reply is left to the search, which also checks uniqueness.
-            let rest = diff(&self.observed, &c.board);
-            if replies
-                .partial(&self.observed, rest, occupancy)
-                .iter()
-                .any(|&r| {
-                    replies
-                        .get(r)
-                        .is_some_and(|reply| reply.board != self.observed)
-                })
+            let rest = diff(&self.observed, &board);
+            if !replies.partial(&self.observed, rest, occupancy).is_empty()
+                && replies.find(&self.observed, rest) == Match::None
             {
                 found.push(i);
             }
@@ -188,6 +183,17 @@ impl Engine {
         if partial.is_empty() {
             return false;
         }
+        // A move by the side to move is the likelier reading than a correction.
+        let current: Vec<usize> = partial
+            .iter()
+            .copied()
+            .filter(|&i| {
+                self.candidates
+                    .get(i)
+                    .is_some_and(|c| c.origin != Origin::Correction)
+            })
+            .collect();
+        let partial = if current.is_empty() { partial } else { current };
         let pos = self.record.position();
         let mut candidates: Vec<String> = partial
             .iter()

@@ -1,9 +1,9 @@
 //! The boards that legal moves lead to, computed once per position so that each
 //! observation is matched with a mask compare per move instead of move generation.
 
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, san::SanPlus};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square, san::SanPlus};
 
-use super::codes::{Codes, EMPTY, after_move, diff, diff_on, normalize, piece_code};
+use super::codes::{Codes, EMPTY, UNKNOWN, after_move, diff, diff_on, normalize, piece_code};
 
 /// Which position a candidate move is played from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,15 +17,45 @@ pub(crate) enum Origin {
     Correction,
 }
 
+/// A legal move and the board it leads to, stored as its difference from the expected
+/// board: at most eight squares (the move's own four, plus the last move's for a
+/// correction), so a candidate stays small and cheap to build.
 #[derive(Clone, Debug)]
 pub(crate) struct Candidate {
     pub origin: Origin,
     pub mv: Move,
     pub mover: Color,
-    /// The board after the move.
-    pub board: Codes,
-    /// Squares where `board` differs from the expected (current) board.
+    /// Squares where the board after the move differs from the expected board.
     pub changed: Bitboard,
+    /// The codes on `changed`, in square order.
+    values: [u8; 8],
+}
+
+impl Candidate {
+    /// The code the board after the move has on `sq`, a square of `changed`.
+    pub fn value(&self, sq: Square) -> u8 {
+        let below = self.changed.0 & ((1u64 << sq.to_usize()) - 1);
+        self.values
+            .get(below.count_ones() as usize)
+            .copied()
+            .unwrap_or(UNKNOWN)
+    }
+
+    /// The whole board after the move.
+    pub fn board(&self, expected: &Codes) -> Codes {
+        let mut board = *expected;
+        for (sq, value) in self.changed.into_iter().zip(self.values) {
+            board[sq.to_usize()] = value;
+        }
+        board
+    }
+
+    /// Whether `observed` shows the board after the move on every square of `squares`.
+    fn shown_on(&self, observed: &Codes, squares: Bitboard) -> bool {
+        squares
+            .into_iter()
+            .all(|sq| observed[sq.to_usize()] == self.value(sq))
+    }
 }
 
 /// What an observed board matches.
@@ -65,12 +95,17 @@ impl Candidates {
                     continue;
                 }
                 let (board, touched) = after_move(base, mv, pos.turn(), occupancy_only);
+                let changed = diff_on(&board, expected, touched | base_diff);
+                let mut values = [UNKNOWN; 8];
+                for (slot, sq) in values.iter_mut().zip(changed) {
+                    *slot = board[sq.to_usize()];
+                }
                 list.push(Candidate {
                     origin,
                     mv,
                     mover: pos.turn(),
-                    changed: diff_on(&board, expected, touched | base_diff),
-                    board,
+                    changed,
+                    values,
                 });
             }
         };
@@ -103,7 +138,7 @@ impl Candidates {
         let mut found: Option<usize> = None;
         let mut several = false;
         for (i, c) in self.list.iter().enumerate() {
-            if c.changed != changed || !same_on(observed, &c.board, changed) {
+            if c.changed != changed || !c.shown_on(observed, changed) {
                 continue;
             }
             match found {
@@ -138,7 +173,7 @@ impl Candidates {
             let pawn = normalize(piece_code(Role::Pawn.of(c.mover)), occupancy_only);
             let fits = changed.into_iter().all(|sq| {
                 let code = observed[sq.to_usize()];
-                code == c.board[sq.to_usize()]
+                code == c.value(sq)
                     || code == EMPTY
                     || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
             });
@@ -174,12 +209,6 @@ impl Candidates {
     pub fn other_turn(&self) -> Option<&Chess> {
         self.other_turn.as_ref()
     }
-}
-
-fn same_on(a: &Codes, b: &Codes, squares: Bitboard) -> bool {
-    squares
-        .into_iter()
-        .all(|sq| a[sq.to_usize()] == b[sq.to_usize()])
 }
 
 fn same_promotion(a: &Candidate, b: &Candidate) -> bool {
