@@ -1,0 +1,590 @@
+//! Inference throughput, per-event latency and memory per board, against a naive baseline.
+//!
+//! The observation stream is recorded once: every corpus game is played by the simulator
+//! (realistic mix of handling styles, noise 0.1 — the corpus test's `realistic` variant)
+//! through the decoder and the mirror, and each mirror change becomes a (board, now)
+//! step; the engine's timer calls (`tick` at its deadlines) are recorded as steps too.
+//! Only the engine consuming that stream is timed: `observe` per board change, `tick` at
+//! the recorded times, events drained as the daemon does.
+//!
+//! BASELINE: a naive engine that, on every event, plays every legal move of the current
+//! position and compares the resulting 64 squares with the board; a match is taken as
+//! the move. Both run in the same process, alternating, so a noisy machine slows both.
+//!
+//! Output: a custom report (events/s per round, p50/p99 per event, the ratio, memory per
+//! board from a counting global allocator), then criterion throughput on a quarter of
+//! the games. `cargo bench --bench inference`; `-- --skip-criterion` prints only the
+//! custom report.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use boardcast::game::GameRecord;
+use boardcast::inference::{Engine, EngineConfig};
+use boardcast::mirror::Mirror;
+use boardcast_protocol::{Command, Decoded, Decoder, Message, RawBoard};
+use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
+use criterion::{Criterion, Throughput};
+use shakmaty::{Chess, Color, File, Position, Rank, Role, Square};
+
+// ---------------------------------------------------------------------------------------
+// Counting allocator: live and peak heap bytes of the whole process.
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded to the system allocator with the caller's layout.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `alloc` above with this layout.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded to the system allocator; the caller upholds realloc's contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+// ---------------------------------------------------------------------------------------
+// The recorded stream.
+
+/// One step of a game's stream: a board change at `now`, or a timer call at `now`.
+#[derive(Clone)]
+struct Step {
+    now: Duration,
+    board: Option<RawBoard>,
+}
+
+struct GameStream {
+    steps: Vec<Step>,
+    observations: usize,
+    /// The engine's SAN while recording, to check that replays behave identically.
+    sans: Vec<String>,
+}
+
+const FILES: [&str; 2] = ["lichess_db_1000k", "twic1599_1000k"];
+
+/// Game counts per file, in `FILES` order.
+static COUNTS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+/// File stem and 1-based game number of game `i` (over both files).
+fn game_name(scripts: &[Script], i: usize) -> (&'static str, usize) {
+    let counts = COUNTS.get().expect("loaded");
+    debug_assert_eq!(counts.iter().sum::<usize>(), scripts.len());
+    match i.checked_sub(counts[0]) {
+        Some(j) => (FILES[1], j + 1),
+        None => (FILES[0], i + 1),
+    }
+}
+
+/// The script's mainline in SAN (with check marks).
+fn mainline_sans(script: &Script) -> Vec<String> {
+    let mut pos = script.start().clone();
+    script
+        .moves()
+        .iter()
+        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
+        .collect()
+}
+
+fn load_scripts() -> Vec<Script> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus");
+    let per_file: Vec<Vec<Script>> = FILES
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(dir.join(format!("{f}.pgn"))).expect("corpus");
+            Script::parse_pgn(&text).expect("corpus parses")
+        })
+        .collect();
+    let _ = COUNTS.set(per_file.iter().map(Vec::len).collect());
+    per_file.into_iter().flatten().collect()
+}
+
+/// Plays one game through simulator → decoder → mirror → engine and records the steps.
+fn record(script: &Script, seed: u64) -> GameStream {
+    let config = SimConfig {
+        seed,
+        styles: StyleMix::realistic(),
+        noise: Noise::all(0.1),
+        ..SimConfig::default()
+    };
+    let mut sim = Simulation::new(config, script.clone());
+    let mut decoder = Decoder::new();
+    let mut mirror = Mirror::default();
+    let mut engine = Engine::new(EngineConfig::default());
+    let mut steps = Vec::new();
+    let mut observations = 0;
+    let mut now = Duration::ZERO;
+    let mut init = Vec::new();
+    Command::SendUpdateNice.encode_into(&mut init);
+    Command::SendBoard.encode_into(&mut init);
+    sim.receive(&init, now);
+    for _ in 0..10_000_000 {
+        decoder.feed(&sim.advance(now));
+        while let Some(decoded) = decoder.poll() {
+            let Decoded::Message(message) = decoded else {
+                continue;
+            };
+            let changed = mirror.apply(&message);
+            if mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
+                engine.observe(mirror.board(), now);
+                steps.push(Step {
+                    now,
+                    board: Some(*mirror.board()),
+                });
+                observations += 1;
+            }
+        }
+        if engine.next_deadline().is_some_and(|at| at <= now) {
+            engine.tick(now);
+            steps.push(Step { now, board: None });
+        }
+        while engine.poll_event().is_some() {}
+        while sim.poll_report().is_some() {}
+        let deadline = engine.next_deadline();
+        if sim.is_finished() && deadline.is_none() {
+            break;
+        }
+        let Some(next) = [sim.next_wakeup(), deadline].into_iter().flatten().min() else {
+            break;
+        };
+        now = next.max(now);
+    }
+    GameStream {
+        steps,
+        observations,
+        sans: engine.game().sans(),
+    }
+}
+
+fn record_all(scripts: &[Script]) -> Vec<GameStream> {
+    let workers = 2;
+    let mut out: Vec<(usize, GameStream)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    (w..scripts.len())
+                        .step_by(workers)
+                        .map(|i| (i, record(&scripts[i], 0x5EED_0000 + i as u64)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("recorder"))
+            .collect()
+    });
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Consumers.
+
+/// Feeds one game's stream to a fresh engine; returns it for inspection.
+fn run_engine(game: &GameStream) -> Engine {
+    let mut engine = Engine::new(EngineConfig::default());
+    for step in &game.steps {
+        match &step.board {
+            Some(board) => engine.observe(board, step.now),
+            None => engine.tick(step.now),
+        }
+        while let Some(event) = engine.poll_event() {
+            black_box(event);
+        }
+    }
+    engine
+}
+
+/// The naive baseline: on every board, every legal move played and compared in full.
+struct Naive {
+    pos: Chess,
+    plies: usize,
+}
+
+impl Naive {
+    fn new() -> Self {
+        Naive {
+            pos: Chess::default(),
+            plies: 0,
+        }
+    }
+
+    fn observe(&mut self, board: &RawBoard) {
+        for m in self.pos.legal_moves() {
+            let mut next = self.pos.clone();
+            next.play_unchecked(m);
+            if hardware_codes(&next) == board.0 {
+                self.pos = next;
+                self.plies += 1;
+                return;
+            }
+        }
+    }
+}
+
+/// The 64 DGT codes of a position by hardware index (0 = a8 … 63 = h1).
+fn hardware_codes(pos: &Chess) -> [u8; 64] {
+    let mut codes = [0u8; 64];
+    for (i, code) in codes.iter_mut().enumerate() {
+        let sq = Square::from_coords(File::new((i % 8) as u32), Rank::new(7 - (i / 8) as u32));
+        if let Some(piece) = pos.board().piece_at(sq) {
+            let base = match piece.role {
+                Role::Pawn => 1,
+                Role::Rook => 2,
+                Role::Knight => 3,
+                Role::Bishop => 4,
+                Role::King => 5,
+                Role::Queen => 6,
+            };
+            *code = if piece.color == Color::White {
+                base
+            } else {
+                base + 6
+            };
+        }
+    }
+    codes
+}
+
+fn run_naive(game: &GameStream) -> Naive {
+    let mut naive = Naive::new();
+    for step in &game.steps {
+        if let Some(board) = &step.board {
+            naive.observe(board);
+        }
+    }
+    naive
+}
+
+// ---------------------------------------------------------------------------------------
+// Measurements.
+
+/// Events per second over all games, one pass.
+fn throughput(games: &[GameStream], events: usize, naive: bool) -> f64 {
+    let start = Instant::now();
+    for game in games {
+        if naive {
+            black_box(run_naive(game).plies);
+        } else {
+            black_box(run_engine(game).game().ply_count());
+        }
+    }
+    events as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Per-event latencies in ns: each observe (and each tick, separately), events drained.
+fn latencies(games: &[GameStream], naive: bool) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+    let mut observe = Vec::new();
+    let mut tick = Vec::new();
+    let mut per_game = Vec::new();
+    for game in games {
+        let mut game_ns = 0;
+        let mut engine = Engine::new(EngineConfig::default());
+        let mut base = Naive::new();
+        for step in &game.steps {
+            let start = Instant::now();
+            match (&step.board, naive) {
+                (Some(board), true) => base.observe(board),
+                (None, true) => continue,
+                (Some(board), false) => engine.observe(board, step.now),
+                (None, false) => engine.tick(step.now),
+            }
+            while let Some(event) = engine.poll_event() {
+                black_box(event);
+            }
+            let ns = start.elapsed().as_nanos() as u64;
+            game_ns += ns;
+            match step.board {
+                Some(_) => observe.push(ns),
+                None => tick.push(ns),
+            }
+        }
+        black_box(engine.game().ply_count());
+        black_box(base.plies);
+        per_game.push(game_ns);
+    }
+    observe.sort_unstable();
+    tick.sort_unstable();
+    (observe, tick, per_game)
+}
+
+fn pct(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn fmt_ns(ns: u64) -> String {
+    if ns >= 10_000 {
+        format!("{:.1} µs", ns as f64 / 1000.0)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+/// Heap of one engine after its game, minus the heap of a bare record of the same moves.
+struct Memory {
+    engine_size: usize,
+    max_overhead: usize,
+    mean_overhead: f64,
+    max_total_heap: usize,
+    max_peak_during: usize,
+}
+
+fn memory(games: &[GameStream]) -> Memory {
+    let mut m = Memory {
+        engine_size: std::mem::size_of::<Engine>(),
+        max_overhead: 0,
+        mean_overhead: 0.0,
+        max_total_heap: 0,
+        max_peak_during: 0,
+    };
+    let mut sum = 0usize;
+    for game in games {
+        let before = LIVE.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        let engine = run_engine(game);
+        let peak = PEAK.load(Ordering::Relaxed) - before;
+        let heap = LIVE.load(Ordering::Relaxed) - before;
+        let moves: Vec<_> = engine.game().moves().iter().map(|r| r.mv).collect();
+        let before_record = LIVE.load(Ordering::Relaxed);
+        let mut record = GameRecord::new();
+        for mv in &moves {
+            record.push(*mv).expect("the engine's moves are legal");
+        }
+        let record_heap = LIVE.load(Ordering::Relaxed) - before_record;
+        drop(record);
+        drop(moves);
+        let overhead = heap.saturating_sub(record_heap);
+        sum += overhead;
+        m.max_overhead = m.max_overhead.max(overhead);
+        m.max_total_heap = m.max_total_heap.max(heap);
+        m.max_peak_during = m.max_peak_during.max(peak);
+        drop(engine);
+    }
+    m.mean_overhead = sum as f64 / games.len().max(1) as f64;
+    m
+}
+
+fn timer_overhead() -> u64 {
+    let mut v: Vec<u64> = (0..100_000)
+        .map(|_| {
+            let start = Instant::now();
+            start.elapsed().as_nanos() as u64
+        })
+        .collect();
+    v.sort_unstable();
+    pct(&v, 0.5)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo test --benches` runs benches with `--test`: compile-check only.
+    if args.iter().any(|a| a == "--test" || a == "--list") {
+        return;
+    }
+    let skip_criterion = args.iter().any(|a| a == "--skip-criterion");
+
+    let started = Instant::now();
+    let scripts = load_scripts();
+    let games = record_all(&scripts);
+    let events: usize = games.iter().map(|g| g.observations).sum();
+    let ticks: usize = games.iter().map(|g| g.steps.len() - g.observations).sum();
+    let plies: usize = scripts.iter().map(|s| s.moves().len()).sum();
+    println!(
+        "recorded {} games, {plies} plies: {events} board events + {ticks} timer calls in {:.1} s",
+        games.len(),
+        started.elapsed().as_secs_f64()
+    );
+    // A replay behaves exactly like the recording run.
+    for (i, game) in games.iter().enumerate() {
+        assert_eq!(
+            run_engine(game).game().sans(),
+            game.sans,
+            "replay of game {i} differs"
+        );
+    }
+
+    // Throughput, engine and baseline alternating.
+    let rounds = 3;
+    let mut engine_rates = Vec::new();
+    let mut naive_rates = Vec::new();
+    let mut ratios = Vec::new();
+    for round in 1..=rounds {
+        let e = throughput(&games, events, false);
+        let n = throughput(&games, events, true);
+        println!(
+            "round {round}: engine {:>10.0} events/s   baseline {:>10.0} events/s   ratio {:.1}x",
+            e,
+            n,
+            e / n
+        );
+        engine_rates.push(e);
+        naive_rates.push(n);
+        ratios.push(e / n);
+    }
+    let (e_obs, e_tick, e_games) = latencies(&games, false);
+    let (n_obs, _, _) = latencies(&games, true);
+    let mut all = e_obs.clone();
+    all.extend_from_slice(&e_tick);
+    all.sort_unstable();
+    let mem = memory(&games);
+    let timer = timer_overhead();
+
+    println!("\n== inference over the corpus ({events} board events, {ticks} timer calls) ==");
+    println!(
+        "engine   throughput (median of {rounds}): {:>10.0} events/s",
+        median(engine_rates)
+    );
+    println!(
+        "baseline throughput (median of {rounds}): {:>10.0} events/s",
+        median(naive_rates)
+    );
+    println!("ratio engine/baseline (median):   {:.1}x", median(ratios));
+    println!(
+        "engine   observe  p50 {}  p99 {}  max {}",
+        fmt_ns(pct(&e_obs, 0.5)),
+        fmt_ns(pct(&e_obs, 0.99)),
+        fmt_ns(pct(&e_obs, 1.0))
+    );
+    println!(
+        "engine   tick     p50 {}  p99 {}  max {}",
+        fmt_ns(pct(&e_tick, 0.5)),
+        fmt_ns(pct(&e_tick, 0.99)),
+        fmt_ns(pct(&e_tick, 1.0))
+    );
+    println!(
+        "engine   any call p50 {}  p99 {}  max {}",
+        fmt_ns(pct(&all, 0.5)),
+        fmt_ns(pct(&all, 0.99)),
+        fmt_ns(pct(&all, 1.0))
+    );
+    println!(
+        "baseline observe  p50 {}  p99 {}  max {}",
+        fmt_ns(pct(&n_obs, 0.5)),
+        fmt_ns(pct(&n_obs, 0.99)),
+        fmt_ns(pct(&n_obs, 1.0))
+    );
+    let secs = |v: &[u64]| v.iter().sum::<u64>() as f64 / 1e9;
+    println!(
+        "engine   time in observe {:.2} s, in tick {:.2} s (p99.9 observe {}, tick {})",
+        secs(&e_obs),
+        secs(&e_tick),
+        fmt_ns(pct(&e_obs, 0.999)),
+        fmt_ns(pct(&e_tick, 0.999))
+    );
+    println!("(timer overhead per sample, p50: {timer} ns, included above)");
+    println!(
+        "memory per board: size_of::<Engine>() = {} B; heap after a game minus its move \
+         record: max {} B, mean {:.0} B; whole heap after a game max {} B; \
+         peak heap during a game max {} B",
+        mem.engine_size,
+        mem.max_overhead,
+        mem.mean_overhead,
+        mem.max_total_heap,
+        mem.max_peak_during
+    );
+    println!(
+        "per board (size_of + max overhead): {:.1} KiB",
+        (mem.engine_size + mem.max_overhead) as f64 / 1024.0
+    );
+
+    // Where the engine's time goes: games it records right versus the others.
+    let right: Vec<bool> = games
+        .iter()
+        .zip(&scripts)
+        .map(|(g, s)| g.sans == mainline_sans(s))
+        .collect();
+    let total: u64 = e_games.iter().sum();
+    let (mut ok_ns, mut ok_events, mut ok_games) = (0u64, 0usize, 0usize);
+    for ((ns, game), ok) in e_games.iter().zip(&games).zip(&right) {
+        if *ok {
+            ok_ns += ns;
+            ok_events += game.observations;
+            ok_games += 1;
+        }
+    }
+    println!(
+        "engine time: {:.2} s per pass; games recorded right: {ok_games}, {:.1} % of the time, \
+         {:.0} events/s on them; the other {} games: {:.1} % of the time",
+        total as f64 / 1e9,
+        100.0 * ok_ns as f64 / total.max(1) as f64,
+        ok_events as f64 / (ok_ns.max(1) as f64 / 1e9),
+        games.len() - ok_games,
+        100.0 * (total - ok_ns) as f64 / total.max(1) as f64
+    );
+    let mut order: Vec<usize> = (0..games.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(e_games[i]));
+    for &i in order.iter().take(5) {
+        let (file, number) = game_name(&scripts, i);
+        println!(
+            "  slowest: {file}#{number}: {:.1} ms ({:.1} % of the pass), recorded {}",
+            e_games[i] as f64 / 1e6,
+            100.0 * e_games[i] as f64 / total.max(1) as f64,
+            if right[i] { "right" } else { "WRONG" }
+        );
+    }
+
+    if skip_criterion {
+        return;
+    }
+    // Criterion throughput on every fourth game, engine and baseline in one group.
+    let quarter: Vec<GameStream> = games.into_iter().step_by(4).collect::<Vec<_>>();
+    let quarter_events: usize = quarter.iter().map(|g| g.observations).sum();
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("inference");
+    group.throughput(Throughput::Elements(quarter_events as u64));
+    group.bench_function("engine", |b| {
+        b.iter(|| {
+            for game in &quarter {
+                black_box(run_engine(game).game().ply_count());
+            }
+        })
+    });
+    group.bench_function("baseline", |b| {
+        b.iter(|| {
+            for game in &quarter {
+                black_box(run_naive(game).plies);
+            }
+        })
+    });
+    group.finish();
+    criterion.final_summary();
+}
