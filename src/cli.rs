@@ -43,6 +43,30 @@ pub struct RunArgs {
     /// Seconds of silence after which a board is reported as not responding.
     #[arg(long, value_name = "SECONDS", default_value_t = 3)]
     pub silence_timeout: u64,
+    /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080;
+    /// port 0 picks a free port, logged as `listening on http://ADDR`).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Do not serve HTTP.
+    #[arg(long, conflicts_with = "http")]
+    pub no_http: bool,
+    /// Bearer token for the API calls that change anything (default: one is generated
+    /// and printed at start).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "BOARDCAST_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Keep the round's games in this directory as `games.pgn` (all boards) and
+    /// `game-N.pgn` (board N), rewritten atomically on every change.
+    #[arg(long, value_name = "DIR")]
+    pub pgn_dir: Option<PathBuf>,
+    /// TOML file with the round's game data (event, site, round, players per board) and
+    /// an optional lichess broadcast to push to.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// Options of `boardcast demo`.
@@ -57,4 +81,7 @@ pub struct DemoArgs {
     /// Print each new state on its own instead of redrawing the screen.
     #[arg(long)]
     pub plain: bool,
+    /// Also serve the HTTP API and the viewer page on this address.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }

@@ -1,17 +1,59 @@
 //! `boardcast run`: opens every board, starts a worker per board, and gathers their
-//! status in one place for the outputs (the status file now; HTTP later).
+//! updates in the hub, from which every output reads: the status file, the HTTP API,
+//! the PGN directory and the push to a broadcast.
+//!
+//! The workers are plain threads (each owns a serial port); the hub and the outputs run
+//! on a small tokio runtime, fed from the workers' channel through a bridge thread.
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use crate::error::DaemonError;
+use crate::board::BoardCommand;
+use crate::error::{DaemonError, EXIT_FAILURE};
+use crate::http;
+use crate::inference::EngineConfig;
 use crate::link::open_port;
 use crate::link::session::LinkConfig;
-use crate::link::worker::BoardWorker;
+use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker};
+use crate::output::control::BoardControl;
+use crate::output::files::keep_pgn_dir;
+use crate::output::hub::Hub;
+use crate::output::push::{PushTarget, push_round};
+use crate::output::round::Round;
 use crate::status::{DaemonStatus, write_status_file};
+
+/// Where the HTTP API listens unless told otherwise.
+pub const DEFAULT_HTTP: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+
+/// How often the hub looks at the shutdown flag.
+const SHUTDOWN_POLL: Duration = Duration::from_millis(100);
+
+/// Whether and where to serve HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpListen {
+    /// No HTTP server.
+    Off,
+    /// The default address: if it is taken, the daemon logs it and goes on without.
+    Default(SocketAddr),
+    /// An address the operator asked for: if it cannot be bound, the daemon stops.
+    Required(SocketAddr),
+}
+
+impl HttpListen {
+    /// The setting the `--http ADDR` and `--no-http` options describe.
+    pub fn from_options(addr: Option<SocketAddr>, off: bool) -> HttpListen {
+        match (off, addr) {
+            (true, _) => HttpListen::Off,
+            (false, Some(addr)) => HttpListen::Required(addr),
+            (false, None) => HttpListen::Default(DEFAULT_HTTP),
+        }
+    }
+}
 
 /// What the daemon runs.
 #[derive(Debug, Clone)]
@@ -22,6 +64,47 @@ pub struct DaemonConfig {
     pub status_file: Option<PathBuf>,
     /// Link protocol timing.
     pub link: LinkConfig,
+    /// Inference settings, the same for every board.
+    pub engine: EngineConfig,
+    /// The HTTP API and viewer.
+    pub http: HttpListen,
+    /// The token for state-changing API calls; generated and printed once if absent.
+    pub token: Option<String>,
+    /// Where to keep `games.pgn` and `game-N.pgn`, if anywhere.
+    pub pgn_dir: Option<PathBuf>,
+    /// The round's game data: event, site, date, round, players.
+    pub round: Round,
+    /// A lichess broadcast round to push the games to.
+    pub push: Option<PushTarget>,
+}
+
+/// Why `run` stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A board or the status file failed.
+    #[error(transparent)]
+    Daemon(#[from] DaemonError),
+    /// The async runtime or a thread could not start.
+    #[error("cannot start: {0}")]
+    Start(std::io::Error),
+    /// The HTTP address asked for cannot be bound.
+    #[error("HTTP address {addr}: {source}")]
+    Http {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl RunError {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Daemon(e) => e.exit_code(),
+            RunError::Start(_) | RunError::Http { .. } => EXIT_FAILURE,
+        }
+    }
 }
 
 /// Runs the daemon until `shutdown` is set. `on_change` sees the status after every
@@ -33,31 +116,52 @@ pub fn run(
     config: &DaemonConfig,
     shutdown: Arc<AtomicBool>,
     mut on_change: impl FnMut(&DaemonStatus),
-) -> Result<(), DaemonError> {
+) -> Result<(), RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("boardcast-io")
+        .enable_all()
+        .build()
+        .map_err(RunError::Start)?;
     let (updates, received) = mpsc::channel();
-    let mut status = DaemonStatus::default();
     let mut workers = Vec::new();
+    // Operator requests for each board, by board number − 1 (None: the port did not
+    // open, so no worker serves it).
+    let mut boards = Vec::new();
     let mut first_error = None;
     for (index, path) in config.ports.iter().enumerate() {
         let id = index + 1;
         match open_port(path) {
             Ok(port) => {
                 tracing::info!(board = id, port = %path.display(), "opened");
-                let worker = BoardWorker::spawn(
+                let spec = BoardSpec {
                     id,
-                    path.clone(),
+                    path: path.clone(),
+                    link: config.link.clone(),
+                    engine: config.engine.clone(),
+                };
+                let (requests, received_requests) = mpsc::channel();
+                let worker = BoardWorker::spawn(
+                    spec,
                     port,
-                    config.link.clone(),
                     updates.clone(),
+                    received_requests,
                     shutdown.clone(),
                 );
                 match worker {
-                    Ok(handle) => workers.push(handle),
-                    Err(e) => tracing::error!(board = id, "cannot start a thread: {e}"),
+                    Ok(handle) => {
+                        workers.push(handle);
+                        boards.push(Some(requests));
+                    }
+                    Err(e) => {
+                        tracing::error!(board = id, "cannot start a thread: {e}");
+                        boards.push(None);
+                    }
                 }
             }
             Err(source) => {
                 tracing::error!("port {}: {source}", path.display());
+                boards.push(None);
                 first_error.get_or_insert(DaemonError::Open {
                     port: path.clone(),
                     source,
@@ -68,32 +172,125 @@ pub fn run(
     if workers.is_empty()
         && let Some(error) = first_error
     {
-        return Err(error);
+        return Err(error.into());
     }
     drop(updates);
-    while !shutdown.load(Ordering::Relaxed) {
-        match received.recv_timeout(Duration::from_millis(100)) {
-            Ok(board) => {
-                status.update(board);
-                // Coalesce a burst of updates into one write.
-                while let Ok(board) = received.try_recv() {
-                    status.update(board);
-                }
-                if let Some(path) = &config.status_file {
-                    write_status_file(path, &status).map_err(|source| DaemonError::StatusFile {
-                        path: path.clone(),
-                        source,
-                    })?;
-                }
-                on_change(&status);
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-    }
+    let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
+    let control = BoardControl::new(boards);
+    tag_boards(&control, &config.round, config.ports.len());
+    let result = runtime.block_on(serve(
+        config,
+        hub,
+        control,
+        received,
+        &shutdown,
+        &mut on_change,
+    ));
     shutdown.store(true, Ordering::Relaxed);
     for worker in workers {
         let _ = worker.join();
     }
+    // Open HTTP connections and a push in flight are cut short.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// Gives every board its PGN tags from the round.
+fn tag_boards(control: &BoardControl, round: &Round, count: usize) {
+    for id in 1..=count {
+        let sent = control.send(id, BoardCommand::SetTags(round.tags(id)), move |outcome| {
+            if let Err(e) = outcome {
+                tracing::warn!(board = id, "tags not applied: {e}");
+            }
+        });
+        if let Err(e) = sent {
+            tracing::debug!(board = id, "tags not sent: {e}");
+        }
+    }
+}
+
+/// Starts the outputs, then feeds the hub until shutdown.
+async fn serve(
+    config: &DaemonConfig,
+    hub: Arc<Hub>,
+    control: BoardControl,
+    received: Receiver<BoardUpdate>,
+    shutdown: &AtomicBool,
+    on_change: &mut impl FnMut(&DaemonStatus),
+) -> Result<(), RunError> {
+    start_http(config, &hub, control).await?;
+    if let Some(dir) = &config.pgn_dir {
+        tokio::spawn(keep_pgn_dir(hub.clone(), dir.clone()));
+    }
+    if let Some(target) = &config.push {
+        tokio::spawn(push_round(hub.clone(), target.clone()));
+    }
+    let (bridge, mut updates) = tokio::sync::mpsc::unbounded_channel();
+    // The workers speak std channels; this thread carries their updates into the
+    // runtime, and ends when the workers have gone and dropped their senders.
+    std::thread::Builder::new()
+        .name("board-updates".into())
+        .spawn(move || {
+            while let Ok(update) = received.recv() {
+                if bridge.send(update).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(RunError::Start)?;
+    let mut poll = tokio::time::interval(SHUTDOWN_POLL);
+    while !shutdown.load(Ordering::Relaxed) {
+        tokio::select! {
+            update = updates.recv() => {
+                let Some(update) = update else { break };
+                hub.apply(update);
+                // Coalesce a burst of updates into one status write.
+                while let Ok(update) = updates.try_recv() {
+                    hub.apply(update);
+                }
+                if let Some(path) = &config.status_file {
+                    hub.with_status(|status| write_status_file(path, status))
+                        .map_err(|source| DaemonError::StatusFile {
+                            path: path.clone(),
+                            source,
+                        })?;
+                }
+                hub.with_status(|status| on_change(status));
+            }
+            _ = poll.tick() => {}
+        }
+    }
+    Ok(())
+}
+
+/// Binds and starts the HTTP server as `config.http` says.
+async fn start_http(
+    config: &DaemonConfig,
+    hub: &Arc<Hub>,
+    control: BoardControl,
+) -> Result<(), RunError> {
+    let (addr, required) = match config.http {
+        HttpListen::Off => return Ok(()),
+        HttpListen::Default(addr) => (addr, false),
+        HttpListen::Required(addr) => (addr, true),
+    };
+    let listener = match http::bind(addr).await {
+        Ok(listener) => listener,
+        Err(source) if required => return Err(RunError::Http { addr, source }),
+        Err(e) => {
+            tracing::warn!("HTTP API not started: {addr}: {e} (choose another with --http ADDR)");
+            return Ok(());
+        }
+    };
+    let token = match &config.token {
+        Some(token) => token.clone(),
+        None => {
+            let token = http::generate_token().map_err(RunError::Start)?;
+            // Printed once, on the terminal only, never logged again.
+            eprintln!("boardcast: API token for state-changing calls: {token}");
+            token
+        }
+    };
+    tokio::spawn(http::serve(listener, hub.clone(), control, token));
     Ok(())
 }

@@ -9,9 +9,11 @@ use std::time::Duration;
 use boardcast_simulator::{DEMO_PGN, PtyBoard, Script, SimConfig, Source, spawn_on_pty};
 
 use crate::cli::DemoArgs;
-use crate::daemon::{self, DaemonConfig};
-use crate::error::{DaemonError, EXIT_FAILURE};
+use crate::daemon::{self, DaemonConfig, HttpListen, RunError};
+use crate::error::EXIT_FAILURE;
+use crate::inference::EngineConfig;
 use crate::link::session::LinkConfig;
+use crate::output::round::Round;
 use crate::status::DaemonStatus;
 
 /// How long the demo keeps showing the board after the game's last move.
@@ -28,7 +30,7 @@ pub enum DemoError {
     Simulator(String),
     /// The daemon failed.
     #[error(transparent)]
-    Daemon(#[from] DaemonError),
+    Daemon(#[from] RunError),
 }
 
 impl DemoError {
@@ -59,6 +61,12 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         ports: vec![board.path().to_path_buf()],
         status_file: None,
         link: LinkConfig::default(),
+        engine: EngineConfig::default(),
+        http: args.http.map_or(HttpListen::Off, HttpListen::Required),
+        token: None,
+        pgn_dir: None,
+        round: Round::default(),
+        push: None,
     };
     let stop = shutdown.clone();
     let watcher = std::thread::spawn(move || stop_when_finished(board, stop));
@@ -96,6 +104,9 @@ fn render(status: &DaemonStatus, plain: bool) {
         ));
         if let Some(text) = &board.board {
             out.push_str(&diagram(text));
+        }
+        if let Some(game) = &board.game {
+            out.push_str(&format!("{:?}\n\n{}", game.state, game.pgn));
         }
     }
     let mut stdout = std::io::stdout().lock();

@@ -8,9 +8,10 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use boardcast::cli::{Cli, Command, RunArgs};
-use boardcast::daemon::{self, DaemonConfig};
+use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
 use boardcast::link::session::LinkConfig;
+use boardcast::output::config::{self, FileConfig};
 use boardcast::{demo, ports, signals};
 
 fn main() -> ExitCode {
@@ -43,6 +44,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: RunArgs) -> Result<(), (i32, String)> {
+    let file = match &args.config {
+        Some(path) => config::load(path).map_err(|e| (EXIT_FAILURE, e.to_string()))?,
+        None => FileConfig::default(),
+    };
     let config = DaemonConfig {
         ports: args.ports,
         status_file: args.status_file,
@@ -51,6 +56,11 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
             silence_timeout: Duration::from_secs(args.silence_timeout),
             ..LinkConfig::default()
         },
+        http: HttpListen::from_options(args.http, args.no_http),
+        token: args.token,
+        pgn_dir: args.pgn_dir,
+        round: file.round,
+        push: file.push,
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))

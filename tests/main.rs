@@ -4,4 +4,6 @@
 mod harness;
 
 mod bad_input;
+mod http;
+mod http_harness;
 mod mirror;

@@ -1,0 +1,326 @@
+//! The JSON and PGN endpoints, and the operator calls that change a board's game data.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use shakmaty::{Color, KnownOutcome};
+
+use super::App;
+use super::auth::authorised;
+use crate::board::BoardCommand;
+use crate::output::control::ControlError;
+use crate::output::round::{Players, Round};
+
+/// The PGN media type.
+const PGN: &str = "application/x-chess-pgn";
+
+/// A failed call, as `{"error": "..."}` with its status code.
+pub enum ApiError {
+    NotFound(String),
+    Unauthorised,
+    BadRequest(String),
+    Control(ControlError),
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, message) = match self {
+            ApiError::NotFound(what) => (StatusCode::NOT_FOUND, format!("no {what}")),
+            ApiError::Unauthorised => (
+                StatusCode::UNAUTHORIZED,
+                "this call needs `Authorization: Bearer <token>`".into(),
+            ),
+            ApiError::BadRequest(why) => (StatusCode::BAD_REQUEST, why),
+            ApiError::Control(e) => {
+                let status = match e {
+                    ControlError::NoSuchBoard(_) => StatusCode::NOT_FOUND,
+                    ControlError::NotRunning(_) => StatusCode::SERVICE_UNAVAILABLE,
+                    ControlError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+                    ControlError::Refused(_) => StatusCode::CONFLICT,
+                };
+                (status, e.to_string())
+            }
+        };
+        let mut response = Json(serde_json::json!({ "error": message })).into_response();
+        *response.status_mut() = status;
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, "Bearer".parse().expect("valid"));
+        }
+        response
+    }
+}
+
+fn pgn(text: String) -> Response {
+    ([(header::CONTENT_TYPE, PGN)], text).into_response()
+}
+
+fn require_token(app: &App, headers: &HeaderMap) -> Result<(), ApiError> {
+    if authorised(headers, &app.token) {
+        Ok(())
+    } else {
+        Err(ApiError::Unauthorised)
+    }
+}
+
+/// `GET /api/boards`
+pub async fn boards(State(app): State<App>) -> Response {
+    Json(app.hub.views()).into_response()
+}
+
+/// `GET /api/boards/{id}`
+pub async fn board(State(app): State<App>, Path(id): Path<usize>) -> Result<Response, ApiError> {
+    let view = app
+        .hub
+        .view(id)
+        .ok_or(ApiError::NotFound(format!("board {id}")))?;
+    Ok(Json(view).into_response())
+}
+
+/// `GET /api/boards/{id}/pgn`: the current game.
+pub async fn board_pgn(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+) -> Result<Response, ApiError> {
+    let text = app
+        .hub
+        .current_pgn(id)
+        .ok_or(ApiError::NotFound(format!("board {id}")))?;
+    Ok(pgn(text))
+}
+
+/// One entry of `GET /api/boards/{id}/games`.
+#[derive(Serialize)]
+struct GameEntry {
+    /// 1-based, in the order played.
+    number: usize,
+    /// Where its PGN is.
+    url: String,
+    /// The Result tag's value.
+    result: String,
+    /// Plies played.
+    plies: usize,
+}
+
+/// `GET /api/boards/{id}/games`: every game since the daemon started, the current one
+/// last.
+pub async fn board_games(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+) -> Result<Response, ApiError> {
+    let games = app
+        .hub
+        .games(id)
+        .ok_or(ApiError::NotFound(format!("board {id}")))?;
+    let entries: Vec<GameEntry> = games
+        .iter()
+        .enumerate()
+        .map(|(i, text)| GameEntry {
+            number: i + 1,
+            url: format!("/api/boards/{id}/games/{}.pgn", i + 1),
+            result: tag(text, "Result").unwrap_or("*").to_string(),
+            plies: count_plies(text),
+        })
+        .collect();
+    Ok(Json(entries).into_response())
+}
+
+/// `GET /api/boards/{id}/games/{n}.pgn`
+pub async fn board_game(
+    State(app): State<App>,
+    Path((id, file)): Path<(usize, String)>,
+) -> Result<Response, ApiError> {
+    let missing = || ApiError::NotFound(format!("game {file} on board {id}"));
+    let n: usize = file
+        .strip_suffix(".pgn")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(missing)?;
+    let games = app.hub.games(id).ok_or_else(missing)?;
+    let text = n
+        .checked_sub(1)
+        .and_then(|i| games.into_iter().nth(i))
+        .ok_or_else(missing)?;
+    Ok(pgn(text))
+}
+
+/// `GET /games.pgn`: every board's current game, in board order.
+pub async fn round_pgn(State(app): State<App>) -> Response {
+    pgn(app.hub.round_games().concat())
+}
+
+/// `GET /api/round`
+pub async fn round(State(app): State<App>) -> Response {
+    Json(app.hub.round()).into_response()
+}
+
+/// The body of `PUT /api/round`: the fields to change.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundChange {
+    event: Option<String>,
+    site: Option<String>,
+    date: Option<String>,
+    round: Option<String>,
+}
+
+/// `PUT /api/round` (token): changes event, site, date or round for every board.
+pub async fn set_round(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Json(change): Json<RoundChange>,
+) -> Result<Response, ApiError> {
+    require_token(&app, &headers)?;
+    let old = app.hub.round();
+    let round = Round {
+        event: change.event.unwrap_or(old.event),
+        site: change.site.unwrap_or(old.site),
+        date: change.date.unwrap_or(old.date),
+        round: change.round.unwrap_or(old.round),
+        boards: old.boards,
+    };
+    app.hub.set_round(round.clone());
+    for id in 1..=app.hub.board_count() {
+        retag(&app, id);
+    }
+    Ok(Json(round).into_response())
+}
+
+/// `PUT /api/boards/{id}/players` (token): `{"white": "...", "black": "..."}`.
+pub async fn set_players(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+    headers: HeaderMap,
+    Json(players): Json<Players>,
+) -> Result<Response, ApiError> {
+    require_token(&app, &headers)?;
+    if app.hub.view(id).is_none() {
+        return Err(ApiError::NotFound(format!("board {id}")));
+    }
+    app.hub.set_players(id, players);
+    retag(&app, id);
+    Ok(Json(app.hub.view(id)).into_response())
+}
+
+/// Sends board `id` its tags from the hub's round; the PGN outputs follow when the
+/// board's worker has applied them.
+fn retag(app: &App, id: usize) {
+    let tags = app.hub.round().tags(id);
+    let sent = app
+        .control
+        .send(id, BoardCommand::SetTags(tags), move |outcome| {
+            if let Err(e) = outcome {
+                tracing::warn!(board = id, "tags not applied: {e}");
+            }
+        });
+    if let Err(e) = sent {
+        tracing::debug!(board = id, "tags not sent: {e}");
+    }
+}
+
+/// The body of `POST /api/boards/{id}/result`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultChange {
+    /// "1-0", "0-1", "1/2-1/2", or null to clear.
+    result: Option<String>,
+}
+
+/// `POST /api/boards/{id}/result` (token): enters a result the board cannot show.
+pub async fn set_result(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+    headers: HeaderMap,
+    Json(change): Json<ResultChange>,
+) -> Result<Response, ApiError> {
+    require_token(&app, &headers)?;
+    let outcome = match change.result.as_deref() {
+        None => None,
+        Some("1-0") => Some(KnownOutcome::Decisive {
+            winner: Color::White,
+        }),
+        Some("0-1") => Some(KnownOutcome::Decisive {
+            winner: Color::Black,
+        }),
+        Some("1/2-1/2") => Some(KnownOutcome::Draw),
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "result {other:?}: expected \"1-0\", \"0-1\", \"1/2-1/2\" or null"
+            )));
+        }
+    };
+    command(&app, id, BoardCommand::SetResult(outcome)).await
+}
+
+/// `POST /api/boards/{id}/accept` (token): accepts the board's position as the game's.
+pub async fn accept_board(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    require_token(&app, &headers)?;
+    command(&app, id, BoardCommand::AcceptBoard).await
+}
+
+/// `POST /api/boards/{id}/setup` (token): declares the board's position a new game.
+pub async fn declare_setup(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    require_token(&app, &headers)?;
+    command(&app, id, BoardCommand::DeclareSetup).await
+}
+
+async fn command(app: &App, id: usize, command: BoardCommand) -> Result<Response, ApiError> {
+    app.control
+        .command(id, command)
+        .await
+        .map_err(ApiError::Control)?;
+    Ok(Json(app.hub.view(id)).into_response())
+}
+
+/// A tag's value in a PGN game.
+fn tag<'a>(pgn: &'a str, name: &str) -> Option<&'a str> {
+    pgn.lines()
+        .take_while(|l| l.starts_with('['))
+        .find_map(|l| l.strip_prefix(&format!("[{name} \""))?.strip_suffix("\"]"))
+}
+
+/// Plies in a PGN game's movetext (tokens that are neither numbers, comments nor the
+/// result).
+fn count_plies(pgn: &str) -> usize {
+    let movetext = pgn.split_once("\n\n").map_or("", |(_, m)| m);
+    let mut in_comment = false;
+    movetext
+        .split_whitespace()
+        .filter(|token| {
+            let counts = !in_comment
+                && !token.starts_with('{')
+                && !token.starts_with(|c: char| c.is_ascii_digit())
+                && *token != "*";
+            if token.starts_with('{') {
+                in_comment = true;
+            }
+            if token.ends_with('}') {
+                in_comment = false;
+            }
+            counts
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plies_skip_numbers_comments_and_result() {
+        let pgn = "[Result \"*\"]\n\n1. e4 {[%clk 1:30:00]} 1... e5 {a b} 2. Nf3 *\n\n";
+        assert_eq!(count_plies(pgn), 3);
+        assert_eq!(tag(pgn, "Result"), Some("*"));
+        assert_eq!(count_plies("[Result \"1-0\"]\n\n1. e4 1-0\n\n"), 1);
+    }
+}

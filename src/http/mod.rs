@@ -1,0 +1,73 @@
+//! The HTTP server (`--http`): the JSON and PGN API, live events over SSE and
+//! WebSocket, a DGT LiveChess-compatible WebSocket API, and the viewer page.
+
+mod api;
+mod auth;
+mod live;
+mod livechess;
+mod sse;
+mod viewer;
+mod ws;
+
+pub use auth::generate_token;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post, put};
+use tokio::net::TcpListener;
+
+use crate::output::control::BoardControl;
+use crate::output::hub::Hub;
+
+/// What every handler shares.
+#[derive(Clone)]
+struct App {
+    hub: Arc<Hub>,
+    control: BoardControl,
+    /// The bearer token state-changing calls must present.
+    token: Arc<str>,
+}
+
+/// Serves the API on `listener` until the runtime stops. `token` guards the calls
+/// that change anything.
+pub async fn serve(listener: TcpListener, hub: Arc<Hub>, control: BoardControl, token: String) {
+    let app = App {
+        hub,
+        control,
+        token: token.into(),
+    };
+    let router = Router::new()
+        .route("/", get(viewer::page))
+        .route("/viewer.js", get(viewer::script))
+        .route("/viewer.css", get(viewer::style))
+        .route("/games.pgn", get(api::round_pgn))
+        .route("/api/boards", get(api::boards))
+        .route("/api/boards/{id}", get(api::board))
+        .route("/api/boards/{id}/pgn", get(api::board_pgn))
+        .route("/api/boards/{id}/games", get(api::board_games))
+        .route("/api/boards/{id}/games/{file}", get(api::board_game))
+        .route("/api/boards/{id}/events", get(sse::board_events))
+        .route("/api/boards/{id}/players", put(api::set_players))
+        .route("/api/boards/{id}/result", post(api::set_result))
+        .route("/api/boards/{id}/accept", post(api::accept_board))
+        .route("/api/boards/{id}/setup", post(api::declare_setup))
+        .route("/api/round", get(api::round).put(api::set_round))
+        .route("/api/events", get(sse::all_events))
+        .route("/api/ws", get(ws::events))
+        .route("/api/v1.0", get(livechess::socket))
+        .with_state(app);
+    if let Err(e) = axum::serve(listener, router).await {
+        tracing::error!("HTTP server stopped: {e}");
+    }
+}
+
+/// Binds the server's address and logs it in a line scripts can read
+/// (`listening on http://ADDR`).
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let listener = TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    tracing::info!("listening on http://{bound}");
+    Ok(listener)
+}

@@ -1,0 +1,277 @@
+//! The hub every output reads: each board's latest status and view, the games each
+//! board finished, the round's game data, and the numbered stream of live events with
+//! a bounded ring of recent ones for clients that reconnect.
+//!
+//! Updates come from the board workers (through the daemon); readers take the lock only
+//! briefly, and live events go out through a broadcast channel, so a slow client never
+//! holds up a board: it lags, and then receives a snapshot instead of what it missed.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::{broadcast, watch};
+
+use crate::link::worker::BoardUpdate;
+use crate::status::{BoardStatus, DaemonStatus};
+
+use super::event::{Change, EventJson, SnapshotJson, status_changes};
+use super::round::{Players, Round};
+use super::view::BoardView;
+
+/// How many recent events a reconnecting client can catch up on.
+const RING: usize = 4096;
+/// How many events a live client may fall behind before it is sent a snapshot.
+const LIVE_BACKLOG: usize = 1024;
+
+/// One event, serialised once for every client.
+#[derive(Debug)]
+pub struct Published {
+    /// The event id (a snapshot carries the id of the last event it includes).
+    pub id: u64,
+    /// The board it concerns; 0 for a snapshot of all boards.
+    pub board: usize,
+    /// The event as JSON.
+    pub json: String,
+}
+
+/// A client's start: what it missed (or a snapshot), then the live events.
+pub struct Subscription {
+    /// Events to send first, oldest first.
+    pub backlog: Vec<Arc<Published>>,
+    /// Live events after the backlog.
+    pub live: broadcast::Receiver<Arc<Published>>,
+}
+
+/// The shared live state of all boards.
+pub struct Hub {
+    state: Mutex<HubState>,
+    live: broadcast::Sender<Arc<Published>>,
+    /// Bumped whenever any PGN output changes, for the file writer and the pusher.
+    pgn_changed: watch::Sender<u64>,
+}
+
+struct HubState {
+    status: DaemonStatus,
+    views: Vec<BoardView>,
+    /// Games each board finished, by board number − 1, oldest first.
+    archives: Vec<Vec<String>>,
+    round: Round,
+    ring: VecDeque<Arc<Published>>,
+    last_id: u64,
+}
+
+impl Hub {
+    /// A hub for boards on `ports` (numbered from 1), tagged from `round`.
+    pub fn new(ports: &[PathBuf], round: Round) -> Hub {
+        let status = DaemonStatus {
+            boards: ports
+                .iter()
+                .enumerate()
+                .map(|(i, port)| BoardStatus::new(i + 1, port.clone()))
+                .collect(),
+        };
+        let views = status
+            .boards
+            .iter()
+            .map(|b| BoardView::new(b, &round))
+            .collect();
+        Hub {
+            state: Mutex::new(HubState {
+                archives: vec![Vec::new(); ports.len()],
+                status,
+                views,
+                round,
+                ring: VecDeque::with_capacity(RING),
+                last_id: 0,
+            }),
+            live: broadcast::channel(LIVE_BACKLOG).0,
+            pgn_changed: watch::channel(0).0,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HubState> {
+        // A panic elsewhere while holding the lock leaves consistent data (every write
+        // is a whole replacement), so carry on with it.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes in a worker's update and publishes what changed.
+    pub fn apply(&self, update: BoardUpdate) {
+        let mut state = self.lock();
+        let Some(index) = update.status.id.checked_sub(1) else {
+            return;
+        };
+        if index >= state.status.boards.len() {
+            return;
+        }
+        let before = &state.status.boards[index];
+        let pgn_changed = before.game.as_ref().map(|g| &g.pgn)
+            != update.status.game.as_ref().map(|g| &g.pgn)
+            || !update.finished_games.is_empty();
+        let mut changes: Vec<Change> = update.events.iter().map(Change::from).collect();
+        changes.extend(status_changes(before, &update.status));
+        state.views[index] = BoardView::new(&update.status, &state.round);
+        state.status.boards[index] = update.status;
+        state.archives[index].extend(update.finished_games);
+        for change in &changes {
+            self.publish(&mut state, index, change);
+        }
+        drop(state);
+        if pgn_changed {
+            self.pgn_changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    fn publish(&self, state: &mut HubState, index: usize, change: &Change) {
+        state.last_id += 1;
+        let event = EventJson {
+            id: state.last_id,
+            board: index + 1,
+            change,
+            state: &state.views[index],
+        };
+        let published = Arc::new(Published {
+            id: state.last_id,
+            board: index + 1,
+            json: serde_json::to_string(&event).unwrap_or_default(),
+        });
+        if state.ring.len() == RING {
+            state.ring.pop_front();
+        }
+        state.ring.push_back(published.clone());
+        // No receivers is fine: nobody is watching.
+        let _ = self.live.send(published);
+    }
+
+    /// Starts a client. `since` is the last event id it has seen (SSE Last-Event-ID);
+    /// without one, or when the ring no longer reaches back that far, the client starts
+    /// from a snapshot. `board` limits the stream to one board.
+    pub fn subscribe(&self, since: Option<u64>, board: Option<usize>) -> Subscription {
+        let state = self.lock();
+        // Subscribing under the lock: every event is either in the backlog or live.
+        let live = self.live.subscribe();
+        let oldest = state.ring.front().map_or(state.last_id + 1, |p| p.id);
+        let backlog = match since {
+            Some(since) if since + 1 >= oldest && since <= state.last_id => state
+                .ring
+                .iter()
+                .filter(|p| p.id > since && board.is_none_or(|b| p.board == b))
+                .cloned()
+                .collect(),
+            _ => vec![snapshot_of(&state, board)],
+        };
+        Subscription { backlog, live }
+    }
+
+    /// The full state as a snapshot event, for a client that fell behind.
+    pub fn snapshot(&self, board: Option<usize>) -> Arc<Published> {
+        snapshot_of(&self.lock(), board)
+    }
+
+    /// Every board's view, in board order.
+    pub fn views(&self) -> Vec<BoardView> {
+        self.lock().views.clone()
+    }
+
+    /// Board `id`'s view.
+    pub fn view(&self, id: usize) -> Option<BoardView> {
+        self.lock().views.get(id.checked_sub(1)?).cloned()
+    }
+
+    /// Board `id`'s current game as PGN.
+    pub fn current_pgn(&self, id: usize) -> Option<String> {
+        let state = self.lock();
+        current_pgn_of(&state, id)
+    }
+
+    /// Every game board `id` has played since the daemon started, the current one last
+    /// (once it has a move, or when there is no other).
+    pub fn games(&self, id: usize) -> Option<Vec<String>> {
+        let state = self.lock();
+        let mut games = state.archives.get(id.checked_sub(1)?)?.clone();
+        let current = &state.status.boards[id - 1].game;
+        if games.is_empty() || current.as_ref().is_some_and(|g| !g.moves.is_empty()) {
+            games.extend(current_pgn_of(&state, id));
+        }
+        Some(games)
+    }
+
+    /// Every board's current game, in board order.
+    pub fn round_games(&self) -> Vec<String> {
+        let state = self.lock();
+        (1..=state.views.len())
+            .filter_map(|id| current_pgn_of(&state, id))
+            .collect()
+    }
+
+    /// The round's game data.
+    pub fn round(&self) -> Round {
+        self.lock().round.clone()
+    }
+
+    /// Changes the round's game data; every board's view follows and a `tags` event
+    /// goes out for each board whose tags changed.
+    pub fn set_round(&self, round: Round) {
+        let mut state = self.lock();
+        let before = state.round.clone();
+        state.round = round;
+        for index in 0..state.views.len() {
+            if before.tags(index + 1) != state.round.tags(index + 1) {
+                state.views[index] = BoardView::new(&state.status.boards[index], &state.round);
+                self.publish(&mut state, index, &Change::Tags);
+            }
+        }
+    }
+
+    /// Changes the players at board `id`.
+    pub fn set_players(&self, id: usize, players: Players) {
+        let mut round = self.round();
+        round.set_players(id, players);
+        self.set_round(round);
+    }
+
+    /// Calls `f` with the daemon's status.
+    pub fn with_status<T>(&self, f: impl FnOnce(&DaemonStatus) -> T) -> T {
+        f(&self.lock().status)
+    }
+
+    /// Notifies of every change to a PGN output.
+    pub fn pgn_changes(&self) -> watch::Receiver<u64> {
+        self.pgn_changed.subscribe()
+    }
+
+    /// How many boards there are.
+    pub fn board_count(&self) -> usize {
+        self.lock().views.len()
+    }
+}
+
+fn current_pgn_of(state: &HubState, id: usize) -> Option<String> {
+    let board = state.status.boards.get(id.checked_sub(1)?)?;
+    Some(match &board.game {
+        Some(game) => game.pgn.clone(),
+        None => state.round.empty_game(id),
+    })
+}
+
+fn snapshot_of(state: &HubState, board: Option<usize>) -> Arc<Published> {
+    let boards = match board {
+        Some(id) => id
+            .checked_sub(1)
+            .and_then(|i| state.views.get(i..=i))
+            .unwrap_or(&[]),
+        None => &state.views,
+    };
+    let json = serde_json::to_string(&SnapshotJson {
+        id: state.last_id,
+        kind: "snapshot",
+        boards,
+    })
+    .unwrap_or_default();
+    Arc::new(Published {
+        id: state.last_id,
+        board: 0,
+        json,
+    })
+}

@@ -1,0 +1,11 @@
+//! The daemon's live outputs and what feeds them: the hub of board states and events,
+//! the round's game data, PGN files, and the push to a lichess broadcast.
+
+pub mod config;
+pub mod control;
+pub mod event;
+pub mod files;
+pub mod hub;
+pub mod push;
+pub mod round;
+pub mod view;
