@@ -4,6 +4,7 @@
 mod harness;
 
 mod bad_input;
+mod browser;
 mod http;
 mod http_harness;
 mod mirror;
