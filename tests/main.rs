@@ -7,5 +7,5 @@ mod bad_input;
 mod browser;
 mod http;
 mod http_harness;
-mod push;
 mod mirror;
+mod push;
