@@ -1,17 +1,22 @@
 //! What a stable board that matches no single move means. The explanations are tried
 //! from the most specific and cheapest to the most general, and the first that fits
-//! wins: result signal, new game, turned board, takeback, a move plus the start of the
-//! reply, a move in progress, a mistaken promotion piece, missed moves, irregular.
+//! wins: result signal, new game, turned board, takeback, a mistaken promotion piece, a
+//! move in progress, a sequence of moves (possibly with the next one in progress: fast
+//! play or lost updates, see `search`), irregular.
 
 use shakmaty::{Board, Move, Position, Role};
 
 use super::candidates::{Candidates, Match, Origin};
-use super::codes::{diff, from_board, from_hardware};
+use super::codes::{EMPTY, diff, from_board, from_hardware};
 use super::config::Mode;
 use super::engine::{Engine, FirstLift};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::search::{Explanation, explain};
+
+/// How many times one stable board may be explained further after moves were recorded
+/// from it (each round records at least one move).
+const MAX_RECORDED_ROUNDS: usize = 8;
 use super::signals::signalled_result;
 use crate::game::{GameRecord, Termination};
 
@@ -24,8 +29,7 @@ impl Engine {
         if self.record.is_over() {
             return;
         }
-        if self.move_then_reply() || self.pending() || self.promotion_piece() || self.missed_moves()
-        {
+        if self.promotion_piece() || self.pending() || self.explained(MAX_RECORDED_ROUNDS) {
             return;
         }
         self.irregular(IrregularKind::NoLegalContinuation);
@@ -134,53 +138,18 @@ impl Engine {
         self.rebuild();
     }
 
-    /// One complete move plus the start of the reply (a fast reply whose first touch
-    /// was on a square of the move, or lost updates): record the move, report the rest.
-    fn move_then_reply(&mut self) -> bool {
-        let occupancy = self.config.occupancy_only;
-        let pos = self.record.position().clone();
-        let mut found = Vec::new();
-        for i in self.candidates.indices(Origin::Current) {
-            let Some(c) = self.candidates.get(i) else {
-                continue;
-            };
-            if c.changed == self.diff || (c.changed & !self.diff).any() {
-                continue;
-            }
-            if c.changed
-                .into_iter()
-                .any(|sq| self.observed[sq.to_usize()] != c.value(sq))
-            {
-                continue;
-            }
-            let mut next = pos.clone();
-            next.play_unchecked(c.mv);
-            let board = c.board(&self.expected);
-            let replies = Candidates::build(&board, &next, false, None, None, occupancy);
-            // A complete reply is left to the search, which also checks uniqueness.
-            let rest = diff(&self.observed, &board);
-            if !replies.partial(&self.observed, rest, occupancy).is_empty()
-                && replies.find(&self.observed, rest) == Match::None
-            {
-                found.push(i);
-            }
-        }
-        let [index] = found[..] else {
-            return false;
-        };
-        self.first_lift = FirstLift::Unclear;
-        self.commit(index);
-        self.first_lift = FirstLift::Unclear;
-        self.pending();
-        true
-    }
-
     /// The board is part-way through a legal move (or a correction of the last one).
     pub(super) fn pending(&mut self) -> bool {
         let partial =
             self.candidates
                 .partial(&self.observed, self.diff, self.config.occupancy_only);
-        if partial.is_empty() {
+        // A piece in the hand (j'adoube, even of a piece that has no legal move) is a
+        // normal transient, not a change of position.
+        let lifted = self
+            .diff
+            .single_square()
+            .is_some_and(|sq| self.observed[sq.to_usize()] == EMPTY);
+        if partial.is_empty() && !lifted {
             return false;
         }
         // A move by the side to move is the likelier reading than a correction.
@@ -205,22 +174,60 @@ impl Engine {
         true
     }
 
-    /// Moves made while updates were lost: a unique short sequence is recorded.
-    fn missed_moves(&mut self) -> bool {
-        if self.turn_open {
+    /// Moves made faster than the settle window or while updates were lost: the moves
+    /// every shortest explanation shares are recorded, then the rest of the board is
+    /// analysed again (`rounds` bounds that). A board the recorded position cannot
+    /// explain may still be explained with the last move replaced (a correction after the
+    /// reply began).
+    fn explained(&mut self, rounds: usize) -> bool {
+        if self.turn_open || rounds == 0 {
             return false;
         }
-        match explain(
+        let occupancy = self.config.occupancy_only;
+        let depth = self.config.max_search_plies;
+        let mut correction = false;
+        let mut found = explain(
             self.record.position(),
             &self.observed,
-            self.config.occupancy_only,
-            self.config.max_search_plies,
-        ) {
+            &self.since,
+            occupancy,
+            depth,
+            None,
+        );
+        let n = self.record.ply_count();
+        if found == Explanation::Nothing
+            && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
+        {
+            let last = self.record.moves()[n - 1].mv;
+            found = explain(
+                previous,
+                &self.observed,
+                &self.since,
+                occupancy,
+                depth,
+                Some(last),
+            );
+            correction = true;
+        }
+        match found {
             Explanation::Nothing => false,
-            Explanation::Unique(moves) => {
-                for mv in moves {
+            Explanation::Found { moves, complete } => {
+                for (i, mv) in moves.into_iter().enumerate() {
                     self.first_lift = FirstLift::Unclear;
-                    self.play(mv);
+                    if correction && i == 0 {
+                        self.correct_last(mv);
+                    } else {
+                        self.play(mv);
+                    }
+                }
+                self.first_lift = FirstLift::Unclear;
+                if !complete
+                    && self.tentative.is_none()
+                    && self.diff.any()
+                    && !self.pending()
+                    && !self.explained(rounds - 1)
+                {
+                    self.irregular(IrregularKind::NoLegalContinuation);
                 }
                 true
             }

@@ -41,15 +41,6 @@ impl Candidate {
             .unwrap_or(UNKNOWN)
     }
 
-    /// The whole board after the move.
-    pub fn board(&self, expected: &Codes) -> Codes {
-        let mut board = *expected;
-        for (sq, value) in self.changed.into_iter().zip(self.values) {
-            board[sq.to_usize()] = value;
-        }
-        board
-    }
-
     /// Whether `observed` shows the board after the move on every square of `squares`.
     fn shown_on(&self, observed: &Codes, squares: Bitboard) -> bool {
         squares
@@ -182,11 +173,6 @@ impl Candidates {
             }
         }
         out
-    }
-
-    /// Indices of all candidates from `origin`.
-    pub fn indices(&self, origin: Origin) -> impl Iterator<Item = usize> + '_ {
-        (0..self.list.len()).filter(move |&i| self.list[i].origin == origin)
     }
 
     /// The position a candidate is played from.

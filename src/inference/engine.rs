@@ -1,11 +1,13 @@
 //! The engine: board snapshots in, moves and events out.
 //!
 //! Recognition policy. A board that is the complete result of exactly one legal move
-//! becomes a *tentative* move, recorded when the board has stayed unchanged for the
-//! settle window, or at once when the opponent starts moving (touches a piece the move
-//! did not touch), so fast replies cost no latency and keep their order. Waiting out the
-//! settle window keeps slides, pieces seen on two squares and flicker out of the record
-//! (each intermediate board is replaced before the window ends); a move that did slip in
+//! becomes a *tentative* move, recorded when it has shown for the settle window; the
+//! opponent starting a reply (touching only its own pieces) does not end the window, as
+//! the updates of one scan arrive in any order (a slide's last step can come after the
+//! opponent's lift). Waiting out the settle window keeps slides, pieces seen on two
+//! squares and flicker out of the record (each intermediate board is replaced before the
+//! window ends); boards that never rest long enough (fast play) are explained as a whole
+//! by the search, which uses the order of the lifts; a move that did slip in
 //! (e.g. rook placed, long pause, then the king for castling) is still replaced by a
 //! *correction* while the opponent has not moved, so the mainline is always what the
 //! board shows. Boards that match no single move are analysed once they are stable
@@ -24,6 +26,7 @@ use super::candidates::{Candidates, Match, Origin};
 use super::codes::{Codes, diff, from_board, from_hardware};
 use super::config::EngineConfig;
 use super::event::Event;
+use super::search::Since;
 use crate::game::{GameRecord, Status};
 
 /// A move recognised on the board but not recorded yet.
@@ -52,6 +55,8 @@ pub struct Engine {
     pub(super) observed: Codes,
     pub(super) expected: Codes,
     pub(super) diff: Bitboard,
+    /// When each square began to differ from the expected board (order evidence).
+    pub(super) since: Since,
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
     pub(super) last_change: Duration,
@@ -85,6 +90,7 @@ impl Engine {
             observed: [0; 64],
             expected: [0; 64],
             diff: Bitboard::EMPTY,
+            since: [None; 64],
             candidates: Candidates::default(),
             tentative: None,
             last_change: Duration::ZERO,
@@ -145,7 +151,8 @@ impl Engine {
     /// Runs the timers due at `now`: records a settled move, analyses a stable board,
     /// re-anchors automatically.
     pub fn tick(&mut self, now: Duration) {
-        if let Some(t) = self.tentative
+        // A recorded move can leave the board showing the next one complete.
+        while let Some(t) = self.tentative
             && now >= t.since + self.config.settle
         {
             self.commit(t.index);
@@ -175,17 +182,26 @@ impl Engine {
         if board == self.observed {
             return;
         }
-        if let Some(t) = self.tentative
-            && self.opponent_started(t.index, &board)
-        {
-            self.commit(t.index);
-        }
         self.track_lifts(&board, now);
+        for sq in diff(&board, &self.observed) {
+            let i = sq.to_usize();
+            if board[i] == self.expected[i] {
+                self.since[i] = None;
+            } else if self.since[i].is_none() {
+                self.since[i] = Some(now);
+            }
+        }
+        let kept = self
+            .tentative
+            .filter(|t| self.opponent_started(t.index, &board));
         self.observed = board;
         self.last_change = now;
         self.analysed = false;
         self.irregular_since = None;
         self.refresh(now);
+        if self.tentative.is_none() {
+            self.tentative = kept;
+        }
     }
 
     /// Compares the observed board with the expected one and the candidate moves.
@@ -197,18 +213,21 @@ impl Engine {
         };
     }
 
-    /// Whether the change to `board` is the opponent starting a reply: it leaves the
-    /// tentative move's squares alone and touches a piece of the other side.
+    /// Whether `board` still shows the tentative move on its squares while the other side
+    /// has started its reply: the move then stays tentative (and is recorded when its
+    /// window ends) instead of being lost among the reply's half-finished boards.
     fn opponent_started(&self, index: usize, board: &Codes) -> bool {
         let Some(c) = self.candidates.get(index) else {
             return false;
         };
-        let touched = diff(board, &self.observed);
-        if (touched & c.changed).any() {
+        if c.changed
+            .into_iter()
+            .any(|sq| board[sq.to_usize()] != c.value(sq))
+        {
             return false;
         }
         let pieces = self.record.position().board();
-        touched
+        (diff(board, &self.expected) & !c.changed)
             .into_iter()
             .any(|sq| pieces.color_at(sq) == Some(!c.mover))
     }
@@ -244,6 +263,7 @@ impl Engine {
 
     /// Records candidate `index`.
     pub(super) fn commit(&mut self, index: usize) {
+        self.tentative = None;
         let Some(c) = self.candidates.get(index).cloned() else {
             return;
         };
@@ -293,7 +313,7 @@ impl Engine {
     }
 
     /// Replaces the last move by `mv` (legal in the position before it).
-    fn correct_last(&mut self, mv: Move) {
+    pub(super) fn correct_last(&mut self, mv: Move) {
         let ply = self.record.ply_count();
         let Some(old) = self.record.moves().last().map(|m| m.san.to_string()) else {
             return;
@@ -364,8 +384,24 @@ impl Engine {
             previous,
             occupancy,
         );
-        self.tentative = None;
         self.diff = diff(&self.observed, &self.expected);
+        for sq in Square::ALL {
+            let i = sq.to_usize();
+            if !self.diff.contains(sq) {
+                self.since[i] = None;
+            } else if self.since[i].is_none() {
+                self.since[i] = Some(self.last_change);
+            }
+        }
+        // The board may already show the next move complete (it was made while this one
+        // waited out its window).
+        self.tentative = match self.candidates.find(&self.observed, self.diff) {
+            Match::One(index) if self.diff.any() => Some(Tentative {
+                index,
+                since: self.last_change,
+            }),
+            _ => None,
+        };
         self.irregular_since = None;
         self.report_status(status);
     }

@@ -1,50 +1,82 @@
-//! Explaining a board by a short sequence of legal moves, for updates that were lost.
+//! Explaining a board by a short sequence of legal moves: for updates that were lost,
+//! and for play faster than the settle window (the board never rested between moves).
+//!
+//! An explanation is a sequence of complete moves, optionally followed by a move in
+//! progress (a *pending* tail: pieces in the hand, or part of the next move). The
+//! shortest explanations win; among them, those whose moves were started in the order the
+//! board saw their pieces lifted; what they all agree on (a common prefix of moves) is
+//! safe to record.
 
-use shakmaty::{Chess, Color, Move, Position};
+use std::time::Duration;
 
-use super::codes::{Codes, EMPTY, after_move, code_piece, from_board};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role};
 
-/// Most explanations counted before the search gives up counting.
+use super::codes::{Codes, EMPTY, after_move, code_piece, diff, from_board, normalize, piece_code};
+
+/// Most explanations collected per depth.
 const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 200_000;
+/// Pieces that may be in the hands at once in a move in progress (a capture).
+const MAX_LIFTED: usize = 2;
+
+/// When each square started to differ from the last recorded position (`None`: it
+/// shows that position), the evidence of the order in which moves were made.
+pub(crate) type Since = [Option<Duration>; 64];
 
 /// The outcome of a search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Explanation {
     Nothing,
-    Unique(Vec<Move>),
-    /// `count` (at least, capped) sequences of `plies` moves explain the board.
+    /// Every shortest explanation starts with `moves`; `complete` when it is the only
+    /// one and the board shows its final position (nothing in progress).
+    Found {
+        moves: Vec<Move>,
+        complete: bool,
+    },
+    /// `count` (at least, capped) sequences of `plies` moves explain the board and they
+    /// disagree from the first move on.
     Ambiguous {
         plies: usize,
         count: usize,
     },
 }
 
-/// Looks for sequences of 2 to `max_plies` legal moves from `start` whose final board is
-/// `target`, shortest first: the shortest explanation is the likeliest.
+/// One sequence that explains the board.
+struct Sequence {
+    moves: Vec<Move>,
+    complete: bool,
+}
+
+/// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
+/// `target`, shortest first; `skip_first` excludes sequences starting with that move.
 pub(crate) fn explain(
     start: &Chess,
     target: &Codes,
+    since: &Since,
     occupancy_only: bool,
     max_plies: usize,
+    skip_first: Option<Move>,
 ) -> Explanation {
     // Result pieces and unknown bytes are never the result of a move.
-    if target
-        .iter()
-        .any(|&c| c != EMPTY && code_piece(c).is_none() && !occupancy_only)
+    if !occupancy_only
+        && target
+            .iter()
+            .any(|&c| c != EMPTY && code_piece(c).is_none())
     {
         return Explanation::Nothing;
     }
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
-    for plies in 2..=max_plies {
+    for plies in 1..=max_plies {
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
             target,
+            since,
             occupancy_only,
+            skip_first,
             found: &mut found,
             nodes: &mut nodes,
         };
@@ -52,31 +84,84 @@ pub(crate) fn explain(
         if nodes >= MAX_NODES {
             return Explanation::Nothing;
         }
-        match found.len() {
-            0 => continue,
-            1 => return Explanation::Unique(found.remove(0)),
-            count => return Explanation::Ambiguous { plies, count },
+        if found.is_empty() {
+            continue;
         }
+        return choose(found, plies);
     }
     Explanation::Nothing
 }
 
+/// Picks among the shortest explanations: finished boards before boards in progress,
+/// then those agreeing with the order of the lifts; records what they share.
+fn choose(found: Vec<(Sequence, bool)>, plies: usize) -> Explanation {
+    let any_complete = found.iter().any(|(s, _)| s.complete);
+    let found: Vec<(Sequence, bool)> = found
+        .into_iter()
+        .filter(|(s, _)| s.complete || !any_complete)
+        .collect();
+    let any_ordered = found.iter().any(|(_, ordered)| *ordered);
+    let found: Vec<Sequence> = found
+        .into_iter()
+        .filter(|(_, ordered)| *ordered || !any_ordered)
+        .map(|(s, _)| s)
+        .collect();
+    let Some(first) = found.first() else {
+        return Explanation::Nothing;
+    };
+    if found.len() == 1 {
+        return Explanation::Found {
+            moves: first.moves.clone(),
+            complete: first.complete,
+        };
+    }
+    let shared = (0..plies)
+        .take_while(|&i| found.iter().all(|s| s.moves[i] == first.moves[i]))
+        .count();
+    if shared == 0 {
+        return Explanation::Ambiguous {
+            plies,
+            count: found.len(),
+        };
+    }
+    Explanation::Found {
+        moves: first.moves[..shared].to_vec(),
+        complete: false,
+    }
+}
+
 struct Search<'a> {
     target: &'a Codes,
+    since: &'a Since,
     occupancy_only: bool,
-    found: &'a mut Vec<Vec<Move>>,
+    skip_first: Option<Move>,
+    found: &'a mut Vec<(Sequence, bool)>,
     nodes: &'a mut usize,
 }
 
 impl Search<'_> {
-    fn dfs(&mut self, pos: &Chess, codes: &Codes, remaining: usize, path: &mut Vec<Move>) {
+    fn dfs(
+        &mut self,
+        pos: &Chess,
+        codes: &Codes,
+        remaining: usize,
+        path: &mut Vec<(Move, Bitboard)>,
+    ) {
         *self.nodes += 1;
         if self.found.len() >= MAX_COUNTED || *self.nodes >= MAX_NODES {
             return;
         }
         if remaining == 0 {
-            if codes == self.target {
-                self.found.push(path.clone());
+            let complete = codes == self.target;
+            if complete || self.in_progress(pos, codes) {
+                let ordered = self.ordered(path);
+                self.found.push((
+                    Sequence {
+                        moves: path.iter().map(|(mv, _)| *mv).collect(),
+                        complete,
+                    },
+                    ordered,
+                ));
             }
             return;
         }
@@ -84,27 +169,88 @@ impl Search<'_> {
             return;
         }
         for mv in pos.legal_moves() {
-            let (next_codes, _) = after_move(codes, mv, pos.turn(), self.occupancy_only);
+            if path.is_empty() && Some(mv) == self.skip_first {
+                continue;
+            }
+            let (next_codes, squares) = after_move(codes, mv, pos.turn(), self.occupancy_only);
             let mut next = pos.clone();
             next.play_unchecked(mv);
-            path.push(mv);
+            path.push((mv, squares));
             self.dfs(&next, &next_codes, remaining - 1, path);
             path.pop();
         }
     }
 
+    /// Whether the target is `codes` with a move of the side to move in progress: one of
+    /// its pieces in the hand, or part of a legal move (each square the move changes
+    /// shows its final content, an empty square or, on the promotion square, the pawn),
+    /// but not all of it.
+    fn in_progress(&self, pos: &Chess, codes: &Codes) -> bool {
+        let changed = diff(codes, self.target);
+        if changed.count() > 4 {
+            return false;
+        }
+        if let Some(sq) = changed.single_square()
+            && self.target[sq.to_usize()] == EMPTY
+            && pos.board().color_at(sq) == Some(pos.turn())
+        {
+            return true;
+        }
+        let turn = pos.turn();
+        let pawn = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
+        pos.legal_moves().iter().any(|&mv| {
+            let (after, squares) = after_move(codes, mv, turn, self.occupancy_only);
+            if (changed & !squares).any()
+                || squares
+                    .into_iter()
+                    .all(|sq| after[sq.to_usize()] == self.target[sq.to_usize()])
+            {
+                return false;
+            }
+            changed.into_iter().all(|sq| {
+                let code = self.target[sq.to_usize()];
+                code == after[sq.to_usize()]
+                    || code == EMPTY
+                    || (mv.is_promotion() && sq == mv.to() && code == pawn)
+            })
+        })
+    }
+
+    /// Whether the moves were started in the order their pieces were seen lifted: a move
+    /// whose square of departure no earlier move touched was started when that square
+    /// began to differ, which must not be before the previous such move's.
+    fn ordered(&self, path: &[(Move, Bitboard)]) -> bool {
+        let mut touched = Bitboard::EMPTY;
+        let mut last = Duration::ZERO;
+        for &(mv, squares) in path {
+            if let Some(from) = mv.from()
+                && !touched.contains(from)
+                && let Some(at) = self.since[from.to_usize()]
+            {
+                if at < last {
+                    return false;
+                }
+                last = at;
+            }
+            touched |= squares;
+        }
+        true
+    }
+
     /// A lower bound on the moves still needed: each move puts one piece on its final
     /// square (castling two), so a side with more target squares left to fill than it
-    /// has moves (plus one for a possible castling) cannot reach the target.
+    /// has moves (plus one for a possible castling) cannot reach the target. A move in
+    /// progress may add one placed piece and two in the hands.
     fn reachable(&self, pos: &Chess, codes: &Codes, remaining: usize) -> bool {
         let moves_of = |color: Color| {
             let mine = if color == pos.turn() {
-                remaining.div_ceil(2)
+                (remaining + 1).div_ceil(2)
             } else {
-                remaining / 2
+                remaining.div_ceil(2)
             };
             mine + usize::from(pos.castles().has_color(color))
         };
+        let slack = MAX_LIFTED;
         if self.occupancy_only {
             let (mut fill, mut empty) = (0, 0);
             for (have, want) in codes.iter().zip(self.target.iter()) {
@@ -112,20 +258,24 @@ impl Search<'_> {
                 empty += usize::from(*have != EMPTY && *want == EMPTY);
             }
             let castles = usize::from(pos.castles().any());
-            return fill.max(empty) <= remaining + castles;
+            return fill <= remaining + 1 + castles && empty <= remaining + castles + slack;
         }
-        // Pieces only disappear by capture, one per move of the other side.
+        // Pieces only disappear by capture, one per move of the other side, or into a hand.
         let mut count = [[0usize; 2]; 2];
         for (i, board) in [codes, self.target].into_iter().enumerate() {
             for piece in board.iter().filter_map(|&c| code_piece(c)) {
                 count[i][usize::from(piece.color.is_black())] += 1;
             }
         }
+        let mut lost = 0;
         for (color, side) in [(Color::White, 0), (Color::Black, 1)] {
-            let captures = count[0][side].checked_sub(count[1][side]);
-            if captures.is_none_or(|n| n > moves_of(!color)) {
+            let Some(gone) = count[0][side].checked_sub(count[1][side]) else {
                 return false;
-            }
+            };
+            lost += gone.saturating_sub(moves_of(!color));
+        }
+        if lost > slack {
+            return false;
         }
         let mut need = [0usize; 2];
         for (have, want) in codes.iter().zip(self.target.iter()) {
@@ -142,7 +292,7 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{san::San, uci::UciMove};
+    use shakmaty::{Square, san::San, uci::UciMove};
 
     fn after(pos: &Chess, sans: &[&str]) -> Chess {
         let mut p = pos.clone();
@@ -160,40 +310,90 @@ mod tests {
             .collect()
     }
 
+    const NO_ORDER: Since = [None; 64];
+
+    fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
+        explain(start, target, since, false, 4, None)
+    }
+
+    fn found(moves: &[Move], complete: bool) -> (Vec<String>, bool) {
+        (ucis(moves), complete)
+    }
+
     #[test]
     fn unique_two_and_three_ply_explanations() {
         let start = Chess::default();
         let target = from_board(after(&start, &["e4", "c5"]).board(), false);
-        match explain(&start, &target, false, 4) {
-            Explanation::Unique(m) => assert_eq!(ucis(&m), ["e2e4", "c7c5"]),
+        match run(&start, &target, &NO_ORDER) {
+            Explanation::Found { moves, complete } => {
+                assert_eq!(
+                    found(&moves, complete),
+                    (vec!["e2e4".into(), "c7c5".into()], true)
+                );
+            }
             other => panic!("{other:?}"),
         }
         // The queen can only leave after the pawn, so the order is forced.
         let target = from_board(after(&start, &["e4", "e5", "Qh5"]).board(), false);
-        match explain(&start, &target, false, 4) {
-            Explanation::Unique(m) => assert_eq!(ucis(&m), ["e2e4", "e7e5", "d1h5"]),
+        match run(&start, &target, &NO_ORDER) {
+            Explanation::Found { moves, .. } => {
+                assert_eq!(ucis(&moves), ["e2e4", "e7e5", "d1h5"]);
+            }
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
-    fn transpositions_are_ambiguous() {
+    fn transpositions_are_ambiguous_without_order_evidence() {
         let start = Chess::default();
         let target = from_board(after(&start, &["Nf3", "Nf6", "Nc3", "Nc6"]).board(), false);
         assert!(matches!(
-            explain(&start, &target, false, 4),
+            run(&start, &target, &NO_ORDER),
             Explanation::Ambiguous { plies: 4, .. }
         ));
+        // The order in which the squares were left decides.
+        let target = from_board(after(&start, &["e4", "e5", "Nf3"]).board(), false);
+        assert!(matches!(
+            run(&start, &target, &NO_ORDER),
+            Explanation::Ambiguous { plies: 3, .. }
+        ));
+        let mut since = NO_ORDER;
+        for (sq, ms) in [(Square::E2, 10), (Square::E7, 20), (Square::G1, 30)] {
+            since[sq.to_usize()] = Some(Duration::from_millis(ms));
+        }
+        match run(&start, &target, &since) {
+            Explanation::Found { moves, .. } => assert_eq!(ucis(&moves), ["e2e4", "e7e5", "g1f3"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_move_in_progress_after_complete_moves() {
+        // e4 e5 played, White's knight in the hand: e4 e5 are certain.
+        let start = Chess::default();
+        let mut target = from_board(after(&start, &["e4", "e5"]).board(), false);
+        target[Square::G1.to_usize()] = EMPTY;
+        match run(&start, &target, &NO_ORDER) {
+            Explanation::Found { moves, complete } => {
+                assert_eq!(
+                    found(&moves, complete),
+                    (vec!["e2e4".into(), "e7e5".into()], false)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn impossible_boards_end_the_search_quickly() {
         let start = Chess::default();
         let mut target = from_board(start.board(), false);
-        target[shakmaty::Square::E2.to_usize()] = EMPTY;
-        assert_eq!(explain(&start, &target, false, 4), Explanation::Nothing);
-        target[shakmaty::Square::E4.to_usize()] = 99;
-        assert_eq!(explain(&start, &target, false, 4), Explanation::Nothing);
+        for sq in [Square::D2, Square::E2, Square::F2] {
+            target[sq.to_usize()] = EMPTY;
+        }
+        assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
+        target[Square::E4.to_usize()] = 99;
+        assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
     }
 
     #[test]
@@ -203,6 +403,6 @@ mod tests {
             after(&start, &["e4", "e5", "Nf3", "Nc6", "Bb5"]).board(),
             false,
         );
-        assert_eq!(explain(&start, &target, false, 4), Explanation::Nothing);
+        assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
     }
 }

@@ -53,7 +53,7 @@ fn a_move_is_recorded_when_the_settle_window_ends() {
 }
 
 #[test]
-fn the_opponent_starting_records_the_move_at_once() {
+fn the_opponent_starting_keeps_the_move_until_its_window_ends() {
     let mut engine = Engine::new(EngineConfig::default());
     let mut board = raw(&Chess::default());
     engine.observe(&board, ms(0));
@@ -62,6 +62,8 @@ fn the_opponent_starting_records_the_move_at_once() {
     engine.observe(&board, ms(100));
     set(&mut board, Square::E7, 0);
     engine.observe(&board, ms(150));
+    assert_eq!(engine.next_deadline(), Some(ms(350)));
+    engine.tick(ms(350));
     assert_eq!(engine.game().sans(), ["e4"]);
 }
 
