@@ -1,8 +1,11 @@
 //! The command line: every subcommand and option, with the help text users read.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::inference::{EngineConfig, Mode};
 
 /// boardcast turns electronic chessboards into live, correct PGN.
 #[derive(Debug, Parser)]
@@ -43,6 +46,9 @@ pub struct RunArgs {
     /// Seconds of silence after which a board is reported as not responding.
     #[arg(long, value_name = "SECONDS", default_value_t = 3)]
     pub silence_timeout: u64,
+    /// Inference settings.
+    #[command(flatten)]
+    pub inference: InferenceArgs,
     /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080;
     /// port 0 picks a free port, logged as `listening on http://ADDR`).
     #[arg(long, value_name = "ADDR")]
@@ -67,6 +73,46 @@ pub struct RunArgs {
     /// an optional lichess broadcast to push to.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+/// How moves are worked out from the board.
+#[derive(Debug, Args)]
+pub struct InferenceArgs {
+    /// How long the board must stay unchanged, in milliseconds, before a move is
+    /// recorded. A DGT scan takes 200-250 ms.
+    #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub settle_ms: u64,
+    /// The boards sense occupancy only (piece codes 0/1, as a DGT Pegasus). A board
+    /// reporting firmware 1.0 is taken for a Pegasus anyway.
+    #[arg(long)]
+    pub occupancy_only: bool,
+    /// Tournament mode: takebacks are reported as irregular instead of retracting moves.
+    #[arg(long)]
+    pub tournament: bool,
+    /// Deepest sequence of moves searched to explain a board after missed updates.
+    #[arg(long, value_name = "PLIES", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=6))]
+    pub search_plies: u64,
+    /// Accept an irregular board as the new position once it has been unchanged this many
+    /// seconds (default: wait for the operator).
+    #[arg(long, value_name = "SECONDS")]
+    pub auto_reanchor: Option<u64>,
+}
+
+impl InferenceArgs {
+    /// The engine settings these options describe.
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            settle: Duration::from_millis(self.settle_ms),
+            max_search_plies: usize::try_from(self.search_plies).unwrap_or(4),
+            mode: if self.tournament {
+                Mode::Tournament
+            } else {
+                Mode::Casual
+            },
+            occupancy_only: self.occupancy_only,
+            auto_reanchor: self.auto_reanchor.map(Duration::from_secs),
+        }
+    }
 }
 
 /// Options of `boardcast demo`.

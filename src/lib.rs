@@ -3,7 +3,9 @@
 //! The library holds everything the binary does, so that tests can drive it directly.
 //! See ARCHITECTURE.md for the layers.
 
+pub mod board;
 pub mod cli;
+pub mod clock;
 pub mod daemon;
 pub mod demo;
 pub mod error;

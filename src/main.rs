@@ -1,6 +1,7 @@
 //! The boardcast binary: parses the command line, sets up logging, and hands over to the
 //! library. Errors become one line on stderr and a distinct exit code.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -56,6 +58,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
             silence_timeout: Duration::from_secs(args.silence_timeout),
             ..LinkConfig::default()
         },
+        engine: args.inference.engine_config(),
         http: HttpListen::from_options(args.http, args.no_http),
         token: args.token,
         pgn_dir: args.pgn_dir,

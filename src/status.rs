@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::board::GameStatus;
+
 /// The connection to one board, as a consumer sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -46,6 +48,8 @@ pub struct BoardStatus {
     pub garbage_bytes: u64,
     /// The last problem seen on this board, for the operator.
     pub last_error: Option<String>,
+    /// The game on the board, as inferred so far.
+    pub game: Option<GameStatus>,
 }
 
 impl BoardStatus {
@@ -61,6 +65,7 @@ impl BoardStatus {
             frames: 0,
             garbage_bytes: 0,
             last_error: None,
+            game: None,
         }
     }
 }

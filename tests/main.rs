@@ -5,7 +5,9 @@ mod harness;
 
 mod bad_input;
 mod browser;
+mod clock;
 mod http;
 mod http_harness;
 mod mirror;
 mod push;
+mod scenarios;

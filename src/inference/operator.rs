@@ -129,6 +129,11 @@ impl Engine {
         self.rebuild();
     }
 
+    /// Sets the annotation of the move at `ply` (a clock reading), replacing any.
+    pub fn annotate(&mut self, ply: usize, text: Option<String>) -> Result<(), EngineError> {
+        Ok(self.record.set_annotation(ply, text)?)
+    }
+
     /// Sets a PGN tag of the current game (kept for the following games).
     pub fn set_tag(&mut self, name: &str, value: &str) {
         self.record.set_tag(name, value);

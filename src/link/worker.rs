@@ -8,7 +8,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,8 @@ use serialport::TTYPort;
 
 use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
 use super::{OpenError, open_port};
-use crate::mirror::Mirror;
+use crate::board::{BoardCommand, BoardCore};
+use crate::inference::{EngineConfig, EngineError, Event};
 use crate::status::{BoardStatus, Connection};
 
 /// Longest wait between attempts to reopen a port that went away.
@@ -25,34 +26,76 @@ const MAX_REOPEN_BACKOFF: Duration = Duration::from_secs(5);
 /// First wait before reopening a port that went away.
 const MIN_REOPEN_BACKOFF: Duration = Duration::from_millis(250);
 
+/// What the daemon knows about one board before opening it.
+#[derive(Debug, Clone)]
+pub struct BoardSpec {
+    /// Board number, from 1.
+    pub id: usize,
+    /// The serial port path.
+    pub path: PathBuf,
+    /// Link protocol timing.
+    pub link: LinkConfig,
+    /// Inference settings.
+    pub engine: EngineConfig,
+}
+
+/// An operator's command for one board, with where to send the outcome.
+pub struct BoardRequest {
+    /// What to do.
+    pub command: BoardCommand,
+    /// Called with the outcome once the worker has carried it out.
+    pub reply: Box<dyn FnOnce(Result<(), EngineError>) + Send>,
+}
+
 /// Everything a worker needs to run one board.
 pub struct BoardWorker {
     /// The board's status, kept current and sent on every change.
     status: BoardStatus,
     config: LinkConfig,
-    updates: Sender<BoardStatus>,
+    updates: Sender<BoardUpdate>,
+    requests: Receiver<BoardRequest>,
     shutdown: Arc<AtomicBool>,
     epoch: Instant,
-    mirror: Mirror,
+    core: BoardCore,
+    /// Engine events not yet sent with an update.
+    events: Vec<Event>,
+}
+
+/// What a worker tells the rest of the daemon after a change: the board's whole status,
+/// and the game events that happened since the last update, oldest first.
+#[derive(Debug, Clone)]
+pub struct BoardUpdate {
+    /// The board's status after the change.
+    pub status: BoardStatus,
+    /// Game events since the previous update.
+    pub events: Vec<Event>,
+    /// PGN of games that ended since the previous update (the board was set up for a
+    /// new game), oldest first.
+    pub finished_games: Vec<String>,
 }
 
 impl BoardWorker {
     /// Starts a worker on a port that is already open.
     pub fn spawn(
-        id: usize,
-        path: PathBuf,
+        board: BoardSpec,
         port: TTYPort,
-        config: LinkConfig,
-        updates: Sender<BoardStatus>,
+        updates: Sender<BoardUpdate>,
+        requests: Receiver<BoardRequest>,
         shutdown: Arc<AtomicBool>,
     ) -> std::io::Result<JoinHandle<()>> {
+        let id = board.id;
+        let core = BoardCore::new(board.engine);
+        let mut status = BoardStatus::new(board.id, board.path);
+        status.game = Some(core.game_status());
         let worker = BoardWorker {
-            status: BoardStatus::new(id, path),
-            config,
+            status,
+            config: board.link,
             updates,
+            requests,
             shutdown,
             epoch: Instant::now(),
-            mirror: Mirror::default(),
+            core,
+            events: Vec::new(),
         };
         std::thread::Builder::new()
             .name(format!("board-{id}"))
@@ -97,6 +140,7 @@ impl BoardWorker {
         self.publish();
         while !self.stopping() {
             session.tick(self.now());
+            self.core.tick(self.now());
             while let Some(command) = session.poll_transmit() {
                 if let Err(e) = port.write_all(&command.encode()) {
                     return format!("write failed: {e}");
@@ -115,6 +159,8 @@ impl BoardWorker {
                 Err(e) => return format!("read failed: {e}"),
             }
             changed |= self.take_link_events(&mut session);
+            changed |= self.serve_requests();
+            changed |= self.take_game_events();
             if changed {
                 self.publish();
             }
@@ -147,11 +193,10 @@ impl BoardWorker {
                     }
                     _ => {}
                 }
-                if self.mirror.apply(&message) || matches!(message, Message::BoardDump(_)) {
-                    self.status.board = self
-                        .mirror
-                        .is_complete()
-                        .then(|| self.mirror.board().to_text());
+                if self.core.on_message(&message, now) || matches!(message, Message::BoardDump(_)) {
+                    let mirror = self.core.mirror();
+                    self.status.board = mirror.is_complete().then(|| mirror.board().to_text());
+                    self.status.game = Some(self.core.game_status());
                     return true;
                 }
                 false
@@ -191,6 +236,44 @@ impl BoardWorker {
         changed
     }
 
+    /// Logs the engine's events and refreshes the game status; returns whether there
+    /// were any.
+    fn take_game_events(&mut self) -> bool {
+        let mut any = false;
+        while let Some(event) = self.core.poll_event() {
+            any = true;
+            let board = self.status.id;
+            match &event {
+                Event::MoveMade { ply, san, .. } => tracing::info!(board, "move {ply}: {san}"),
+                Event::Irregular { restore, .. } => {
+                    let fixes: Vec<String> = restore.iter().map(ToString::to_string).collect();
+                    tracing::warn!(board, "irregular board; to restore: {}", fixes.join(" "));
+                }
+                Event::Pending { .. } => tracing::debug!(board, "{event:?}"),
+                _ => tracing::info!(board, "{event:?}"),
+            }
+            self.events.push(event);
+        }
+        if any {
+            self.status.game = Some(self.core.game_status());
+        }
+        any
+    }
+
+    /// Carries out pending operator requests; returns whether any arrived.
+    fn serve_requests(&mut self) -> bool {
+        let mut any = false;
+        while let Ok(request) = self.requests.try_recv() {
+            any = true;
+            let outcome = self.core.apply(request.command);
+            (request.reply)(outcome);
+        }
+        if any {
+            self.status.game = Some(self.core.game_status());
+        }
+        any
+    }
+
     fn note_open_error(&mut self, error: &OpenError) {
         let message = error.to_string();
         if self.status.last_error.as_deref() != Some(message.as_str()) {
@@ -200,9 +283,14 @@ impl BoardWorker {
         }
     }
 
-    fn publish(&self) {
+    fn publish(&mut self) {
+        let update = BoardUpdate {
+            status: self.status.clone(),
+            events: std::mem::take(&mut self.events),
+            finished_games: self.core.take_finished_games(),
+        };
         // The receiver only goes away when the daemon is shutting down.
-        let _ = self.updates.send(self.status.clone());
+        let _ = self.updates.send(update);
     }
 
     fn now(&self) -> Duration {

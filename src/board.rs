@@ -1,0 +1,280 @@
+//! One board's pure state: the mirror, the inference engine fed from it, and the status
+//! they add up to. Sans-IO: the worker hands it messages and the time.
+
+use std::time::Duration;
+
+use boardcast_protocol::Message;
+use serde::Serialize;
+use shakmaty::fen::Fen;
+use shakmaty::{Color, EnPassantMode, KnownOutcome, Position, Role};
+
+use crate::clock::{ClockTracker, MoveTime};
+use crate::game::write_pgn;
+use crate::inference::{Engine, EngineConfig, EngineError, Event};
+use crate::mirror::Mirror;
+
+/// What the game on a board is doing, as consumers see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum GameState {
+    /// Waiting for the next move.
+    InPlay,
+    /// A move is under way (e.g. king moved, rook not yet).
+    Pending {
+        /// The legal moves the board is part-way to.
+        candidates: Vec<String>,
+    },
+    /// The board matches no legal continuation.
+    Irregular {
+        /// What to put where to restore the last legal position (`Qd1`, `-e4`).
+        restore: Vec<String>,
+    },
+    /// Several move sequences explain the board; waiting for more evidence.
+    Ambiguous,
+    /// The board's position cannot occur in a game.
+    IllegalPosition {
+        /// What is wrong with it.
+        problems: Vec<String>,
+    },
+    /// The game is over.
+    Ended,
+}
+
+/// The game as inferred so far, for the status and the outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GameStatus {
+    /// What the game is doing.
+    pub state: GameState,
+    /// Whether the board is read as turned 180°.
+    pub rotated: bool,
+    /// The position after the last recorded move.
+    pub fen: String,
+    /// The recorded moves in SAN.
+    pub moves: Vec<String>,
+    /// "1-0", "0-1", "1/2-1/2" or "*".
+    pub result: String,
+    /// The game as PGN.
+    pub pgn: String,
+    /// White's clock, `h:mm:ss`, once a clock is attached and its sides are known.
+    pub clock_white: Option<String>,
+    /// Black's clock, likewise.
+    pub clock_black: Option<String>,
+}
+
+/// What an operator (through the API) can ask of a board's game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoardCommand {
+    /// Set PGN tags (White, Black, Event, Round, …); they carry over to the next games.
+    SetTags(Vec<(String, String)>),
+    /// Enter a result the board cannot show, or clear it with `None`.
+    SetResult(Option<KnownOutcome>),
+    /// Accept the board's position as the game's (re-anchor).
+    AcceptBoard,
+    /// Declare the position on the board a new game.
+    DeclareSetup,
+    /// Correct the piece a pawn promoted to at `ply` (occupancy-only boards).
+    CorrectPromotion {
+        /// The 1-based ply of the promotion.
+        ply: usize,
+        /// The piece it became.
+        role: Role,
+    },
+}
+
+/// Mirror plus inference for one board.
+#[derive(Debug)]
+pub struct BoardCore {
+    mirror: Mirror,
+    engine: Engine,
+    state: GameState,
+    /// The PGN of the game in progress as of the last event, kept so that a game that
+    /// ends with the pieces being set up again is archived as it was.
+    last_pgn: Option<String>,
+    finished: Vec<String>,
+    clock: ClockTracker,
+    /// The time of the latest input, for events that carry no time of their own.
+    now: Duration,
+}
+
+impl BoardCore {
+    /// A board whose engine uses `config`.
+    pub fn new(config: EngineConfig) -> Self {
+        BoardCore {
+            mirror: Mirror::default(),
+            engine: Engine::new(config),
+            state: GameState::InPlay,
+            last_pgn: None,
+            finished: Vec::new(),
+            clock: ClockTracker::default(),
+            now: Duration::ZERO,
+        }
+    }
+
+    /// The mirror.
+    pub fn mirror(&self) -> &Mirror {
+        &self.mirror
+    }
+
+    /// Applies a message at `now`; returns whether the mirror or the clock changed.
+    ///
+    /// The engine only sees complete boards: field updates before the first dump
+    /// describe squares of a board we do not know yet.
+    pub fn on_message(&mut self, message: &Message, now: Duration) -> bool {
+        self.now = now;
+        match message {
+            Message::Version { major: 1, minor: 0 } => self.adopt_occupancy_only(),
+            Message::ClockTime(times) => {
+                tracing::trace!(?times, "clock reading");
+                let before = self.clock_times();
+                let note = self.clock.on_times(times, now);
+                self.annotate(note);
+                return self.clock_times() != before;
+            }
+            _ => {}
+        }
+        let changed = self.mirror.apply(message);
+        if self.mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
+            self.engine.observe(self.mirror.board(), now);
+        }
+        changed
+    }
+
+    /// Runs the engine's timers.
+    pub fn tick(&mut self, now: Duration) {
+        self.now = now;
+        if self.engine.next_deadline().is_some_and(|at| at <= now) {
+            self.engine.tick(now);
+        }
+    }
+
+    /// When `tick` next has work.
+    pub fn next_deadline(&self) -> Option<Duration> {
+        self.engine.next_deadline()
+    }
+
+    /// The next engine event, with the game state updated for it.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        let event = self.engine.poll_event()?;
+        self.state = match &event {
+            Event::Pending { candidates } => GameState::Pending {
+                candidates: candidates.clone(),
+            },
+            Event::Irregular { restore, .. } => GameState::Irregular {
+                restore: restore.iter().map(ToString::to_string).collect(),
+            },
+            Event::Ambiguous { .. } => GameState::Ambiguous,
+            Event::IllegalPosition { problems } => GameState::IllegalPosition {
+                problems: problems.iter().map(|p| format!("{p:?}")).collect(),
+            },
+            Event::GameEnded { .. } => GameState::Ended,
+            Event::MoveMade { .. }
+            | Event::MoveCorrected { .. }
+            | Event::MovesRetracted { .. }
+            | Event::NewGame { .. }
+            | Event::Reanchored { .. } => self.settled_state(),
+            Event::TouchMove { .. }
+            | Event::DrawClaimable(_)
+            | Event::OrientationChanged { .. } => self.state.clone(),
+        };
+        match &event {
+            Event::MoveMade { ply, .. } => {
+                let mover = self.engine.game().position_at(ply - 1).map(|p| p.turn());
+                if let Some(mover) = mover {
+                    let note = self.clock.on_move(*ply, mover, self.now);
+                    self.annotate(note);
+                }
+            }
+            Event::MovesRetracted { ply, .. } => self.clock.on_retract(*ply),
+            Event::NewGame { .. } => self.clock = ClockTracker::default(),
+            _ => {}
+        }
+        if let Event::NewGame { .. } = event {
+            self.finished.extend(self.last_pgn.take());
+        } else if self.engine.game().ply_count() > 0 {
+            self.last_pgn = Some(write_pgn(self.engine.game()));
+        }
+        Some(event)
+    }
+
+    /// The PGN of each game that ended (the board set up for a new one) since the last
+    /// call, oldest first.
+    pub fn take_finished_games(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.finished)
+    }
+
+    /// Carries out an operator's command; events follow through `poll_event`.
+    pub fn apply(&mut self, command: BoardCommand) -> Result<(), EngineError> {
+        match command {
+            BoardCommand::SetTags(tags) => {
+                for (name, value) in &tags {
+                    self.engine.set_tag(name, value);
+                }
+            }
+            BoardCommand::SetResult(outcome) => self.engine.set_result(outcome),
+            BoardCommand::AcceptBoard => self.engine.accept_board()?,
+            BoardCommand::DeclareSetup => self.engine.declare_setup()?,
+            BoardCommand::CorrectPromotion { ply, role } => {
+                self.engine.correct_promotion(ply, role)?
+            }
+        }
+        Ok(())
+    }
+
+    /// The game as it stands.
+    pub fn game_status(&self) -> GameStatus {
+        let record = self.engine.game();
+        GameStatus {
+            state: self.state.clone(),
+            rotated: self.engine.is_rotated(),
+            fen: Fen::from_position(record.position(), EnPassantMode::Legal).to_string(),
+            moves: record.sans(),
+            result: record.status().result_str().to_string(),
+            pgn: write_pgn(record),
+            clock_white: self.clock.time_of(Color::White),
+            clock_black: self.clock.time_of(Color::Black),
+        }
+    }
+
+    fn clock_times(&self) -> (Option<String>, Option<String>) {
+        (
+            self.clock.time_of(Color::White),
+            self.clock.time_of(Color::Black),
+        )
+    }
+
+    /// Writes a mover's clock time into the record.
+    fn annotate(&mut self, note: Option<MoveTime>) {
+        if let Some(MoveTime { ply, text }) = note
+            && let Err(e) = self.engine.annotate(ply, Some(text))
+        {
+            tracing::debug!("clock annotation for ply {ply} dropped: {e}");
+        }
+    }
+
+    fn settled_state(&self) -> GameState {
+        if self.engine.game().is_over() {
+            GameState::Ended
+        } else {
+            GameState::InPlay
+        }
+    }
+
+    /// A board that reports version 1.0 is a DGT Pegasus, which senses occupancy only
+    /// (reference §1.5, §2.4). Switch before any move is recorded; later it would rewrite
+    /// history, so then it is only logged.
+    fn adopt_occupancy_only(&mut self) {
+        if self.engine.config().occupancy_only {
+            return;
+        }
+        if self.engine.game().ply_count() == 0 {
+            tracing::info!("board reports version 1.0 (a Pegasus): reading occupancy only");
+            let config = EngineConfig {
+                occupancy_only: true,
+                ..self.engine.config().clone()
+            };
+            self.engine = Engine::new(config);
+        } else {
+            tracing::warn!("board reports version 1.0 (a Pegasus) mid-game; pass --occupancy-only");
+        }
+    }
+}
