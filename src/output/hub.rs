@@ -275,3 +275,67 @@ fn snapshot_of(state: &HubState, board: Option<usize>) -> Arc<Published> {
         json,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::broadcast::error::TryRecvError;
+
+    use super::*;
+    use crate::inference::Event;
+
+    fn hub() -> Hub {
+        Hub::new(&[PathBuf::from("/dev/board1")], Round::default())
+    }
+
+    fn moves(hub: &Hub, count: usize) {
+        for ply in 1..=count {
+            hub.apply(BoardUpdate {
+                status: BoardStatus::new(1, "/dev/board1".into()),
+                events: vec![Event::MoveMade {
+                    ply,
+                    san: "e4".into(),
+                    uci: "e2e4".into(),
+                }],
+                finished_games: Vec::new(),
+            });
+        }
+    }
+
+    fn ids(subscription: &Subscription) -> Vec<(u64, usize)> {
+        subscription
+            .backlog
+            .iter()
+            .map(|p| (p.id, p.board))
+            .collect()
+    }
+
+    #[test]
+    fn resume_sends_what_was_missed_or_a_snapshot() {
+        let hub = hub();
+        moves(&hub, 3);
+        assert_eq!(ids(&hub.subscribe(Some(1), None)), [(2, 1), (3, 1)]);
+        assert_eq!(ids(&hub.subscribe(Some(3), Some(1))), []);
+        assert_eq!(ids(&hub.subscribe(Some(1), Some(2))), [], "other board");
+        // A fresh client, or an id from another run: the snapshot, with the last id.
+        assert_eq!(ids(&hub.subscribe(None, None)), [(3, 0)]);
+        assert_eq!(ids(&hub.subscribe(Some(99), None)), [(3, 0)]);
+        let snapshot = &hub.subscribe(None, None).backlog[0].json;
+        assert!(snapshot.contains("\"type\":\"snapshot\""), "{snapshot}");
+    }
+
+    #[test]
+    fn a_client_older_than_the_ring_gets_a_snapshot() {
+        let hub = hub();
+        moves(&hub, RING + 10);
+        assert_eq!(ids(&hub.subscribe(Some(5), None)), [(RING as u64 + 10, 0)]);
+        assert_eq!(hub.subscribe(Some(20), None).backlog.len(), RING - 10);
+    }
+
+    #[test]
+    fn a_slow_live_client_lags_instead_of_holding_up_the_board() {
+        let hub = hub();
+        let mut slow = hub.subscribe(None, None);
+        moves(&hub, LIVE_BACKLOG + 5);
+        assert!(matches!(slow.live.try_recv(), Err(TryRecvError::Lagged(5))));
+    }
+}

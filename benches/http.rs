@@ -1,0 +1,385 @@
+//! HTTP benchmarks against the real daemon binary, loopback only.
+//!
+//! * `latency`: a fake DGT board on a bare pseudo-terminal plays corpus games as raw
+//!   field updates; one SSE client timestamps each move event. Reported: time from the
+//!   last byte of a move to its SSE event, minus the settle window, p50/p99/max.
+//! * `fanout`: the same board with thousands of SSE clients; reported: for every move and
+//!   client, the delivery time (same measure), p50/p99, the slowest client per move, and
+//!   the daemon's resident memory.
+//!
+//! ```sh
+//! cargo bench -p boardcast --bench http -- latency 1000
+//! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- fanout 5000'
+//! ```
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use boardcast_protocol::{Command as HostCommand, CommandDecoder, Message, RawBoard};
+use boardcast_simulator::Script;
+use nix::fcntl::OFlag;
+use nix::pty::{PtyMaster, grantpt, posix_openpt, ptsname_r, unlockpt};
+use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+use shakmaty::{Chess, Position};
+
+/// The settle window the daemon runs with; subtracted from every figure.
+const SETTLE_MS: u64 = 40;
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let mode = args.first().map_or("latency", String::as_str);
+    let count: usize = args
+        .get(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(match mode {
+            "fanout" => 5000,
+            _ => 1000,
+        });
+    match mode {
+        "latency" => latency(count),
+        "fanout" => fanout(count),
+        other => eprintln!("unknown benchmark {other:?}: latency [MOVES] | fanout [CLIENTS]"),
+    }
+}
+
+/// A fake DGT board: answers the daemon's init on a pseudo-terminal and sends field
+/// updates for the moves it is given.
+struct FakeBoard {
+    path: PathBuf,
+    writer: Arc<Mutex<File>>,
+    board: Arc<Mutex<RawBoard>>,
+    _slave: OwnedFd,
+}
+
+impl FakeBoard {
+    fn open() -> FakeBoard {
+        let master: PtyMaster = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("openpt");
+        grantpt(&master).expect("grantpt");
+        unlockpt(&master).expect("unlockpt");
+        let path = PathBuf::from(ptsname_r(&master).expect("ptsname"));
+        let slave: OwnedFd = File::options()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open slave")
+            .into();
+        let mut termios = tcgetattr(slave.as_fd()).expect("tcgetattr");
+        cfmakeraw(&mut termios);
+        tcsetattr(slave.as_fd(), SetArg::TCSANOW, &termios).expect("tcsetattr");
+        let master = File::from(OwnedFd::from(master));
+        let mut reader = master.try_clone().expect("clone");
+        let writer = Arc::new(Mutex::new(master));
+        let board = Arc::new(Mutex::new(RawBoard::start_position()));
+        let (answer, shown) = (writer.clone(), board.clone());
+        std::thread::spawn(move || {
+            let mut decoder = CommandDecoder::new();
+            let mut buf = [0u8; 256];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                decoder.feed(&buf[..n]);
+                while let Some(command) = decoder.poll() {
+                    let reply = match command {
+                        HostCommand::SerialNumber => Message::SerialNumber("BENCH".into()),
+                        HostCommand::Version => Message::Version { major: 3, minor: 1 },
+                        HostCommand::SendBoard => {
+                            Message::BoardDump(shown.lock().expect("board").clone())
+                        }
+                        _ => continue,
+                    };
+                    let _ = answer.lock().expect("writer").write_all(&reply.encode());
+                }
+            }
+        });
+        FakeBoard {
+            path,
+            writer,
+            board,
+            _slave: slave,
+        }
+    }
+
+    /// Sends the field updates that turn the board into `target` (emptied squares
+    /// first, as hands lift before they place); returns when the last byte was written.
+    fn show(&self, target: &RawBoard) -> Instant {
+        let mut board = self.board.lock().expect("board");
+        let squares: Vec<_> = boardcast_protocol::SquareIndex::all()
+            .filter(|&sq| board.get(sq) != target.get(sq))
+            .collect();
+        let (lifts, places): (Vec<_>, Vec<_>) =
+            squares.into_iter().partition(|&sq| target.get(sq) == 0);
+        let mut bytes = Vec::new();
+        for square in lifts.into_iter().chain(places) {
+            Message::FieldUpdate {
+                square,
+                code: target.get(square),
+            }
+            .encode_into(&mut bytes);
+        }
+        *board = target.clone();
+        let mut writer = self.writer.lock().expect("writer");
+        writer.write_all(&bytes).expect("write field updates");
+        Instant::now()
+    }
+}
+
+fn raw_board(position: &Chess) -> RawBoard {
+    let text: String = (0..64)
+        .map(|i| {
+            let square = shakmaty::Square::from_coords(
+                shakmaty::File::new(i % 8),
+                shakmaty::Rank::new(7 - i / 8),
+            );
+            position.board().piece_at(square).map_or('.', |p| p.char())
+        })
+        .collect();
+    RawBoard::from_text(&text).expect("board text")
+}
+
+/// The daemon on `board`, HTTP on a free port; returns it, its base address, and the
+/// times (seconds of the UTC day) at which its worker logged each move, by ply.
+fn daemon(board: &FakeBoard) -> (Child, String, Receiver<(u64, f64)>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+        .args(["run", "--http", "127.0.0.1:0", "--token", "bench"])
+        .args(["--settle-ms", &SETTLE_MS.to_string()])
+        .arg("--port")
+        .arg(&board.path)
+        .env(
+            "RUST_LOG",
+            "warn,boardcast::http=info,boardcast::link::worker=info",
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the daemon");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines.next().expect("daemon stderr").expect("line");
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_string();
+        }
+    };
+    let (tx, logged) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let Some(logged_move) = logged_move(&line) {
+                let _ = tx.send(logged_move);
+            }
+        }
+    });
+    (child, base, logged)
+}
+
+/// `(ply, seconds of the UTC day)` from a worker's `move N: SAN` log line.
+fn logged_move(line: &str) -> Option<(u64, f64)> {
+    let (_, rest) = line.split_once(" move ")?;
+    let ply = rest.split(':').next()?.parse().ok()?;
+    let time = line.split_whitespace().next()?.split_once('T')?.1;
+    let mut parts = time.trim_end_matches('Z').split(':');
+    let hours: f64 = parts.next()?.parse().ok()?;
+    let minutes: f64 = parts.next()?.parse().ok()?;
+    let seconds: f64 = parts.next()?.parse().ok()?;
+    Some((ply, hours * 3600.0 + minutes * 60.0 + seconds))
+}
+
+/// Now, in seconds of the UTC day, to compare with the daemon's log times.
+fn day_seconds() -> f64 {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    since_epoch.as_secs_f64() % 86_400.0
+}
+
+/// A move event as a client saw it.
+struct Arrival {
+    at: Instant,
+    /// The same moment in seconds of the UTC day.
+    day: f64,
+    ply: u64,
+    kind: String,
+}
+
+/// One SSE client on a thread; its events arrive on the channel.
+fn sse_client(base: &str) -> Receiver<Arrival> {
+    let mut stream = TcpStream::connect(base.trim_start_matches("http://")).expect("connect");
+    stream
+        .write_all(b"GET /api/events HTTP/1.0\r\n\r\n")
+        .expect("request");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            let Some(data) = line.strip_prefix("data: ") else {
+                continue;
+            };
+            let (at, day) = (Instant::now(), day_seconds());
+            let event: serde_json::Value = serde_json::from_str(data).expect("JSON");
+            let arrival = Arrival {
+                at,
+                day,
+                ply: event["ply"].as_u64().unwrap_or(0),
+                kind: event["type"].as_str().unwrap_or_default().to_string(),
+            };
+            if tx.send(arrival).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn corpus_games() -> Vec<Script> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/corpus/lichess_db_1000k.pgn"
+    );
+    let text = std::fs::read_to_string(path).expect("corpus");
+    Script::parse_pgn(&text)
+        .expect("corpus parses")
+        .into_iter()
+        .filter(|s| *s.start() == Chess::default() && s.moves().len() >= 20)
+        .collect()
+}
+
+/// Plays corpus moves on `board` until `moves` have been made; `wait` is called after
+/// each move with the time its last byte was written and its ply, and must return once
+/// the move has arrived.
+fn play(board: &FakeBoard, moves: usize, mut wait: impl FnMut(Instant, u64) -> bool) {
+    let mut played = 0;
+    for script in corpus_games() {
+        let mut position = Chess::default();
+        for (i, m) in script.moves().iter().enumerate() {
+            position.play_unchecked(*m);
+            let written = board.show(&raw_board(&position));
+            if !wait(written, i as u64 + 1) {
+                eprintln!("move {} of a game did not arrive; next game", i + 1);
+                break;
+            }
+            played += 1;
+            if played == moves {
+                return;
+            }
+            // A human pace is far slower; this only keeps moves from merging.
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Set up the start position again: a new game.
+        board.show(&raw_board(&Chess::default()));
+        std::thread::sleep(Duration::from_millis(SETTLE_MS * 4));
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn report(name: &str, mut values: Vec<f64>) {
+    values.sort_by(f64::total_cmp);
+    if values.is_empty() {
+        println!("{name}: no samples");
+        return;
+    }
+    println!(
+        "{name}: n={} p50={:.3} ms p99={:.3} ms max={:.3} ms",
+        values.len(),
+        percentile(&values, 50.0),
+        percentile(&values, 99.0),
+        values[values.len() - 1]
+    );
+}
+
+fn wait_for_move(client: &Receiver<Arrival>, ply: u64) -> Option<Arrival> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        let arrival = client.recv_timeout(left).ok()?;
+        if arrival.kind == "move" && arrival.ply == ply {
+            return Some(arrival);
+        }
+    }
+    None
+}
+
+fn ms_after_settle(at: Instant, written: Instant) -> f64 {
+    at.duration_since(written).as_secs_f64() * 1000.0 - SETTLE_MS as f64
+}
+
+fn latency(moves: usize) {
+    let board = FakeBoard::open();
+    let (mut child, base, logged) = daemon(&board);
+    let client = sse_client(&base);
+    std::thread::sleep(Duration::from_secs(1));
+    let mut samples = Vec::new();
+    let mut after_log = Vec::new();
+    play(&board, moves, |written, ply| {
+        match wait_for_move(&client, ply) {
+            Some(arrival) => {
+                samples.push(ms_after_settle(arrival.at, written));
+                let mut log_lines =
+                    std::iter::from_fn(|| logged.recv_timeout(Duration::from_secs(1)).ok());
+                let log = log_lines.find(|(logged_ply, _)| *logged_ply == ply);
+                if let Some((_, at)) = log {
+                    after_log.push((arrival.day - at) * 1000.0);
+                }
+                true
+            }
+            None => false,
+        }
+    });
+    report("pty byte -> SSE event, minus settle", samples);
+    report("worker's move log line -> SSE event", after_log);
+    let _ = child.kill();
+}
+
+fn fanout(clients: usize) {
+    let board = FakeBoard::open();
+    let (mut child, base, _) = daemon(&board);
+    let streams: Vec<Receiver<Arrival>> = (0..clients)
+        .map(|i| {
+            if i % 500 == 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            sse_client(&base)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let mut deliveries = Vec::new();
+    let mut slowest = Vec::new();
+    let mut missing = 0usize;
+    play(&board, 50, |written, ply| {
+        let mut last = 0.0f64;
+        for client in &streams {
+            match wait_for_move(client, ply) {
+                Some(arrival) => {
+                    let ms = ms_after_settle(arrival.at, written);
+                    deliveries.push(ms);
+                    last = last.max(ms);
+                }
+                None => missing += 1,
+            }
+        }
+        slowest.push(last);
+        true
+    });
+    report("delivery to each client, minus settle", deliveries);
+    report("slowest client per move, minus settle", slowest);
+    println!("missed deliveries: {missing}");
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    for line in status
+        .lines()
+        .filter(|l| l.starts_with("VmRSS") || l.starts_with("VmHWM"))
+    {
+        println!("daemon {line}");
+    }
+    let _ = child.kill();
+}
