@@ -43,8 +43,9 @@ pub struct RunArgs {
     /// Seconds to wait for a board to answer before reporting it (the daemon keeps trying).
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub answer_timeout: u64,
-    /// Seconds of silence after which a board is reported as not responding.
-    #[arg(long, value_name = "SECONDS", default_value_t = 3)]
+    /// Seconds of silence after which a board is reported as not responding (at least
+    /// 2: the board is asked for a sign of life every second).
+    #[arg(long, value_name = "SECONDS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..))]
     pub silence_timeout: u64,
     /// Inference settings.
     #[command(flatten)]

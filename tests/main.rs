@@ -8,6 +8,7 @@ mod browser;
 mod clock;
 mod http;
 mod http_harness;
+mod link;
 mod mirror;
 mod push;
 mod scenarios;
