@@ -12,7 +12,7 @@ use super::config::Mode;
 use super::engine::{Engine, FirstLift};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Explanation, explain};
+use super::search::{Evidence, Explanation, explain};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -186,10 +186,14 @@ impl Engine {
         let occupancy = self.config.occupancy_only;
         let depth = self.config.max_search_plies;
         let mut correction = false;
+        let evidence = Evidence {
+            since: &self.since,
+            seen: self.seen(),
+        };
         let mut found = explain(
             self.record.position(),
             &self.observed,
-            &self.since,
+            evidence,
             occupancy,
             depth,
             None,
@@ -202,7 +206,7 @@ impl Engine {
             found = explain(
                 previous,
                 &self.observed,
-                &self.since,
+                evidence,
                 occupancy,
                 depth,
                 Some(last),

@@ -57,6 +57,10 @@ pub struct Engine {
     pub(super) diff: Bitboard,
     /// When each square began to differ from the expected board (order evidence).
     pub(super) since: Since,
+    /// When each square last changed, and since when changes belong to moves not yet
+    /// recorded (the board first showed the last recorded move).
+    pub(super) changed_at: Since,
+    pub(super) anchor: Duration,
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
     pub(super) last_change: Duration,
@@ -91,6 +95,8 @@ impl Engine {
             expected: [0; 64],
             diff: Bitboard::EMPTY,
             since: [None; 64],
+            changed_at: [None; 64],
+            anchor: Duration::ZERO,
             candidates: Candidates::default(),
             tentative: None,
             last_change: Duration::ZERO,
@@ -106,6 +112,7 @@ impl Engine {
         // Until the board reports, assume it shows the game's position.
         engine.observed = engine.expected;
         engine.diff = Bitboard::EMPTY;
+        engine.since = [None; 64];
         engine
     }
 
@@ -155,6 +162,7 @@ impl Engine {
         while let Some(t) = self.tentative
             && now >= t.since + self.config.settle
         {
+            self.anchor = t.since;
             self.commit(t.index);
         }
         if self.tentative.is_none()
@@ -185,6 +193,7 @@ impl Engine {
         self.track_lifts(&board, now);
         for sq in diff(&board, &self.observed) {
             let i = sq.to_usize();
+            self.changed_at[i] = Some(now);
             if board[i] == self.expected[i] {
                 self.since[i] = None;
             } else if self.since[i].is_none() {
@@ -202,6 +211,16 @@ impl Engine {
         if self.tentative.is_none() {
             self.tentative = kept;
         }
+    }
+
+    /// Squares that changed since the board first showed the last recorded move, or
+    /// differ from it now.
+    pub(super) fn seen(&self) -> Bitboard {
+        let changed: Bitboard = Square::ALL
+            .into_iter()
+            .filter(|sq| self.changed_at[sq.to_usize()].is_some_and(|t| t >= self.anchor))
+            .collect();
+        changed | self.diff
     }
 
     /// Compares the observed board with the expected one and the candidate moves.

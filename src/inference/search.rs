@@ -25,6 +25,15 @@ const MAX_LIFTED: usize = 2;
 /// shows that position), the evidence of the order in which moves were made.
 pub(crate) type Since = [Option<Duration>; 64];
 
+/// What the board showed since the last recorded position, beyond its current state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Evidence<'a> {
+    pub since: &'a Since,
+    /// Squares seen to change: a move whose squares never changed was not made (a scan
+    /// can miss a piece placed and lifted again quickly, so this only ranks).
+    pub seen: Bitboard,
+}
+
 /// The outcome of a search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Explanation {
@@ -47,6 +56,10 @@ pub(crate) enum Explanation {
 struct Sequence {
     moves: Vec<Move>,
     complete: bool,
+    /// Every square its moves change was seen to change.
+    visible: bool,
+    /// Its moves started in the order their squares were left (see `ordered`).
+    ordered: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -54,7 +67,7 @@ struct Sequence {
 pub(crate) fn explain(
     start: &Chess,
     target: &Codes,
-    since: &Since,
+    evidence: Evidence<'_>,
     occupancy_only: bool,
     max_plies: usize,
     skip_first: Option<Move>,
@@ -74,7 +87,7 @@ pub(crate) fn explain(
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
             target,
-            since,
+            evidence,
             occupancy_only,
             skip_first,
             found: &mut found,
@@ -93,19 +106,15 @@ pub(crate) fn explain(
 }
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
-/// then those agreeing with the order of the lifts; records what they share.
-fn choose(found: Vec<(Sequence, bool)>, plies: usize) -> Explanation {
-    let any_complete = found.iter().any(|(s, _)| s.complete);
-    let found: Vec<(Sequence, bool)> = found
-        .into_iter()
-        .filter(|(s, _)| s.complete || !any_complete)
-        .collect();
-    let any_ordered = found.iter().any(|(_, ordered)| *ordered);
-    let found: Vec<Sequence> = found
-        .into_iter()
-        .filter(|(_, ordered)| *ordered || !any_ordered)
-        .map(|(s, _)| s)
-        .collect();
+/// then those whose squares were all seen to change, then those agreeing with the order
+/// of the lifts; records what the rest share.
+fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
+    let preferences: [fn(&Sequence) -> bool; 3] = [|s| s.complete, |s| s.visible, |s| s.ordered];
+    for prefer in preferences {
+        if found.iter().any(prefer) {
+            found.retain(prefer);
+        }
+    }
     let Some(first) = found.first() else {
         return Explanation::Nothing;
     };
@@ -132,10 +141,10 @@ fn choose(found: Vec<(Sequence, bool)>, plies: usize) -> Explanation {
 
 struct Search<'a> {
     target: &'a Codes,
-    since: &'a Since,
+    evidence: Evidence<'a>,
     occupancy_only: bool,
     skip_first: Option<Move>,
-    found: &'a mut Vec<(Sequence, bool)>,
+    found: &'a mut Vec<Sequence>,
     nodes: &'a mut usize,
 }
 
@@ -154,14 +163,13 @@ impl Search<'_> {
         if remaining == 0 {
             let complete = codes == self.target;
             if complete || self.in_progress(pos, codes) {
-                let ordered = self.ordered(path);
-                self.found.push((
-                    Sequence {
-                        moves: path.iter().map(|(mv, _)| *mv).collect(),
-                        complete,
-                    },
-                    ordered,
-                ));
+                let squares = path.iter().fold(Bitboard::EMPTY, |all, (_, sq)| all | *sq);
+                self.found.push(Sequence {
+                    moves: path.iter().map(|(mv, _)| *mv).collect(),
+                    complete,
+                    visible: (squares & !self.evidence.seen).is_empty(),
+                    ordered: self.ordered(path),
+                });
             }
             return;
         }
@@ -225,7 +233,7 @@ impl Search<'_> {
         for &(mv, squares) in path {
             if let Some(from) = mv.from()
                 && !touched.contains(from)
-                && let Some(at) = self.since[from.to_usize()]
+                && let Some(at) = self.evidence.since[from.to_usize()]
             {
                 if at < last {
                     return false;
@@ -313,7 +321,11 @@ mod tests {
     const NO_ORDER: Since = [None; 64];
 
     fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
-        explain(start, target, since, false, 4, None)
+        let evidence = Evidence {
+            since,
+            seen: Bitboard::FULL,
+        };
+        explain(start, target, evidence, false, 4, None)
     }
 
     fn found(moves: &[Move], complete: bool) -> (Vec<String>, bool) {
