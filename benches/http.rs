@@ -93,9 +93,7 @@ impl FakeBoard {
                     let reply = match command {
                         HostCommand::SerialNumber => Message::SerialNumber("BENCH".into()),
                         HostCommand::Version => Message::Version { major: 3, minor: 1 },
-                        HostCommand::SendBoard => {
-                            Message::BoardDump(shown.lock().expect("board").clone())
-                        }
+                        HostCommand::SendBoard => Message::BoardDump(*shown.lock().expect("board")),
                         _ => continue,
                     };
                     let _ = answer.lock().expect("writer").write_all(&reply.encode());
@@ -127,7 +125,7 @@ impl FakeBoard {
             }
             .encode_into(&mut bytes);
         }
-        *board = target.clone();
+        *board = *target;
         let mut writer = self.writer.lock().expect("writer");
         writer.write_all(&bytes).expect("write field updates");
         Instant::now()
