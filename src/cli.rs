@@ -27,6 +27,8 @@ pub enum Command {
     Ports,
     /// Play a bundled real game on a simulated board and show the live result.
     Demo(DemoArgs),
+    /// Re-run a recording made with `run --record` and print the game as PGN.
+    Replay(ReplayArgs),
 }
 
 /// Options of `boardcast run`.
@@ -50,6 +52,10 @@ pub struct RunArgs {
     /// Inference settings.
     #[command(flatten)]
     pub inference: InferenceArgs,
+    /// Keep each board's raw serial traffic, with timestamps, in a file in this directory
+    /// (`boardcast replay FILE` re-runs it).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
     /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080;
     /// port 0 picks a free port, logged as `listening on http://ADDR`).
     #[arg(long, value_name = "ADDR")]
@@ -114,6 +120,20 @@ impl InferenceArgs {
             auto_reanchor: self.auto_reanchor.map(Duration::from_secs),
         }
     }
+}
+
+/// Options of `boardcast replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A recording written by `boardcast run --record DIR`.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Print every inference event, with its time, before the PGN.
+    #[arg(long)]
+    pub events: bool,
+    /// Inference settings (use the ones the recording was made with).
+    #[command(flatten)]
+    pub inference: InferenceArgs,
 }
 
 /// Options of `boardcast demo`.

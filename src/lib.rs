@@ -16,5 +16,7 @@ pub mod link;
 pub mod mirror;
 pub mod output;
 pub mod ports;
+pub mod recording;
+pub mod replay;
 pub mod signals;
 pub mod status;

@@ -8,12 +8,12 @@ use std::time::Duration;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use boardcast::cli::{Cli, Command, RunArgs};
+use boardcast::cli::{Cli, Command, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
 use boardcast::link::session::LinkConfig;
 use boardcast::output::config::{self, FileConfig};
-use boardcast::{demo, ports, signals};
+use boardcast::{demo, ports, recording, replay, signals};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Command::Ports => ports::print_ports()
             .map(|_| ())
             .map_err(|e| (EXIT_FAILURE, format!("cannot list serial ports: {e}"))),
+        Command::Replay(args) => replay(&args),
         Command::Demo(args) => {
             demo::run(&args, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
         }
@@ -56,6 +57,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         link: LinkConfig {
             answer_timeout: Duration::from_secs(args.answer_timeout),
             silence_timeout: Duration::from_secs(args.silence_timeout),
+            record_dir: args.record,
             ..LinkConfig::default()
         },
         engine: args.inference.engine_config(),
@@ -67,4 +69,24 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))
+}
+
+fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
+    let failed = |e: String| (EXIT_FAILURE, format!("{}: {e}", args.file.display()));
+    let text = std::fs::read_to_string(&args.file).map_err(|e| failed(e.to_string()))?;
+    let chunks = recording::parse(&text).map_err(|e| failed(e.to_string()))?;
+    let replayed = replay::replay(&chunks, args.inference.engine_config());
+    let mut out = String::new();
+    if args.events {
+        for (at, event) in &replayed.events {
+            out.push_str(&format!("{:>10.3}s  {event}\n", at.as_secs_f64()));
+        }
+        out.push('\n');
+    }
+    for pgn in &replayed.finished_games {
+        out.push_str(pgn);
+    }
+    out.push_str(&replayed.game.pgn);
+    print!("{out}");
+    Ok(())
 }

@@ -11,4 +11,5 @@ mod http_harness;
 mod link;
 mod mirror;
 mod push;
+mod record;
 mod scenarios;

@@ -8,6 +8,7 @@
 //! the mode switch arrives as a field update, and the dump that follows includes it.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use boardcast_protocol::{Command, Message};
@@ -25,6 +26,8 @@ pub struct LinkConfig {
     pub keepalive: Duration,
     /// A board silent for this long is not responding.
     pub silence_timeout: Duration,
+    /// Keep the raw traffic of each board in a file in this directory.
+    pub record_dir: Option<PathBuf>,
 }
 
 impl Default for LinkConfig {
@@ -35,6 +38,7 @@ impl Default for LinkConfig {
             answer_timeout: Duration::from_secs(10),
             keepalive: Duration::from_secs(1),
             silence_timeout: Duration::from_secs(3),
+            record_dir: None,
         }
     }
 }

@@ -19,6 +19,7 @@ use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
 use super::{OpenError, open_port};
 use crate::board::{BoardCommand, BoardCore};
 use crate::inference::{EngineConfig, EngineError, Event};
+use crate::recording::{Direction, Recorder};
 use crate::status::{BoardStatus, Connection};
 
 /// Longest wait between attempts to reopen a port that went away.
@@ -59,6 +60,8 @@ pub struct BoardWorker {
     core: BoardCore,
     /// Engine events not yet sent with an update.
     events: Vec<Event>,
+    /// Where the raw traffic goes, while recording works.
+    recorder: Option<Recorder>,
 }
 
 /// What a worker tells the rest of the daemon after a change: the board's whole status,
@@ -96,6 +99,7 @@ impl BoardWorker {
             epoch: Instant::now(),
             core,
             events: Vec::new(),
+            recorder: None,
         };
         std::thread::Builder::new()
             .name(format!("board-{id}"))
@@ -134,6 +138,7 @@ impl BoardWorker {
     /// Serves an open port until it fails or the daemon stops; returns why it ended.
     fn serve(&mut self, port: &mut TTYPort) -> String {
         let mut session = LinkSession::new(self.config.clone(), self.now());
+        self.start_recording();
         let mut decoder = Decoder::new();
         let mut buf = [0u8; 4096];
         self.status.connection = Connection::Initialising;
@@ -142,7 +147,9 @@ impl BoardWorker {
             session.tick(self.now());
             self.core.tick(self.now());
             while let Some(command) = session.poll_transmit() {
-                if let Err(e) = port.write_all(&command.encode()) {
+                let bytes = command.encode();
+                self.record(Direction::ToBoard, &bytes);
+                if let Err(e) = port.write_all(&bytes) {
                     return format!("write failed: {e}");
                 }
             }
@@ -150,6 +157,7 @@ impl BoardWorker {
             match port.read(&mut buf) {
                 Ok(0) => return "port closed".to_string(),
                 Ok(n) => {
+                    self.record(Direction::FromBoard, &buf[..n]);
                     decoder.feed(&buf[..n]);
                     while let Some(decoded) = decoder.poll() {
                         changed |= self.handle(decoded, &mut session);
@@ -272,6 +280,35 @@ impl BoardWorker {
             self.status.game = Some(self.core.game_status());
         }
         any
+    }
+
+    /// Starts a new recording file for this connection, if recording is on.
+    fn start_recording(&mut self) {
+        let Some(dir) = &self.config.record_dir else {
+            return;
+        };
+        match Recorder::create(dir, self.status.id) {
+            Ok(recorder) => {
+                tracing::info!(board = self.status.id, file = %recorder.path().display(), "recording");
+                self.recorder = Some(recorder);
+            }
+            Err(e) => tracing::error!(
+                board = self.status.id,
+                "cannot record in {}: {e}",
+                dir.display()
+            ),
+        }
+    }
+
+    /// Appends to the recording; a failing recording is stopped, never the board.
+    fn record(&mut self, direction: Direction, bytes: &[u8]) {
+        let at = self.now();
+        if let Some(recorder) = &mut self.recorder
+            && let Err(e) = recorder.write(at, direction, bytes)
+        {
+            tracing::error!(board = self.status.id, "recording stopped: {e}");
+            self.recorder = None;
+        }
     }
 
     fn note_open_error(&mut self, error: &OpenError) {

@@ -1,0 +1,188 @@
+//! Recordings of a board's raw serial traffic, with timestamps, for replaying a session
+//! exactly (`--record DIR`, `boardcast replay FILE`).
+//!
+//! The format is text, one chunk a line, so a recording can be read, diffed and cut by
+//! hand when it becomes a regression test:
+//!
+//! ```text
+//! # boardcast recording v1
+//! 1234 < 8e0005 1c00
+//! 1250 > 42
+//! ```
+//!
+//! The number is milliseconds since the daemon started watching the board; `<` is from the board, `>` to
+//! the board; the bytes are hex, spaces allowed.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The first line of every recording.
+pub const HEADER: &str = "# boardcast recording v1";
+
+/// Which way a chunk of bytes went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From the board to the host.
+    FromBoard,
+    /// From the host to the board.
+    ToBoard,
+}
+
+/// One recorded chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// When it was read or written, since the daemon started watching the board.
+    pub at: Duration,
+    /// Which way it went.
+    pub direction: Direction,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// A line of a recording that cannot be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("line {line}: {reason}")]
+pub struct ParseError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Reads a whole recording; comment and blank lines are skipped.
+pub fn parse(text: &str) -> Result<Vec<Chunk>, ParseError> {
+    let mut chunks = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let error = |reason: &str| ParseError {
+            line: index + 1,
+            reason: reason.to_string(),
+        };
+        let mut fields = line.splitn(3, ' ');
+        let at = fields
+            .next()
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .ok_or_else(|| error("expected a time in milliseconds"))?;
+        let direction = match fields.next() {
+            Some("<") => Direction::FromBoard,
+            Some(">") => Direction::ToBoard,
+            _ => return Err(error("expected `<` or `>` after the time")),
+        };
+        let hex: String = fields.next().unwrap_or("").split_whitespace().collect();
+        let bytes = decode_hex(&hex).ok_or_else(|| error("expected hex bytes"))?;
+        chunks.push(Chunk {
+            at: Duration::from_millis(at),
+            direction,
+            bytes,
+        });
+    }
+    Ok(chunks)
+}
+
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Writes one board's traffic to a file. I/O errors are returned so the caller can stop
+/// recording without ever stopping the board.
+#[derive(Debug)]
+pub struct Recorder {
+    out: BufWriter<File>,
+    path: PathBuf,
+}
+
+impl Recorder {
+    /// Starts a new recording for board `id` in `dir`; the file name carries the board
+    /// number and the wall-clock start, so restarts never overwrite an earlier one.
+    pub fn create(dir: &Path, id: usize) -> std::io::Result<Recorder> {
+        std::fs::create_dir_all(dir)?;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let path = dir.join(format!("board-{id}-{stamp}.rec"));
+        let mut out = BufWriter::new(File::create_new(&path)?);
+        writeln!(out, "{HEADER}")?;
+        out.flush()?;
+        Ok(Recorder { out, path })
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one chunk and flushes it, so a crash loses nothing already received.
+    pub fn write(
+        &mut self,
+        at: Duration,
+        direction: Direction,
+        bytes: &[u8],
+    ) -> std::io::Result<()> {
+        let arrow = match direction {
+            Direction::FromBoard => '<',
+            Direction::ToBoard => '>',
+        };
+        write!(self.out, "{} {arrow} ", at.as_millis())?;
+        for byte in bytes {
+            write!(self.out, "{byte:02x}")?;
+        }
+        writeln!(self.out)?;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_chunks_read_back() {
+        let dir = std::env::temp_dir().join(format!("boardcast-rec-{}", std::process::id()));
+        let mut recorder = Recorder::create(&dir, 3).unwrap();
+        recorder
+            .write(Duration::from_millis(12), Direction::ToBoard, &[0x42])
+            .unwrap();
+        recorder
+            .write(
+                Duration::from_millis(40),
+                Direction::FromBoard,
+                &[0x8e, 0x00, 0x05, 0x1c, 0x00],
+            )
+            .unwrap();
+        let text = std::fs::read_to_string(recorder.path()).unwrap();
+        assert!(text.starts_with(HEADER));
+        let chunks = parse(&text).unwrap();
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(
+            chunks[0],
+            Chunk {
+                at: Duration::from_millis(12),
+                direction: Direction::ToBoard,
+                bytes: vec![0x42]
+            }
+        );
+        assert_eq!(chunks[1].bytes, vec![0x8e, 0x00, 0x05, 0x1c, 0x00]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn bad_lines_name_their_number() {
+        assert_eq!(parse("# x\n10 < zz\n").unwrap_err().line, 2);
+        assert_eq!(parse("10 ? 42\n").unwrap_err().line, 1);
+        assert_eq!(parse("ten < 42\n").unwrap_err().line, 1);
+        assert_eq!(parse("10 < 4\n").unwrap_err().line, 1);
+        assert_eq!(parse("10 < 8e 00 05\n").unwrap()[0].bytes, vec![0x8e, 0, 5]);
+    }
+}

@@ -1,0 +1,104 @@
+//! End to end: `run --record` keeps the raw traffic, and `boardcast replay` re-runs it to
+//! the same game the live daemon recorded.
+
+use std::time::Duration;
+
+use boardcast_simulator::{Noise, Script, SimConfig, Source, spawn_on_pty};
+
+use crate::harness::{Running, boardcast, poll, read_status, scratch};
+
+const MOVES: [&str; 14] = [
+    "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Bxc6", "dxc6", "O-O", "f6", "d4", "exd4", "Nxd4", "c5",
+];
+
+/// The SAN moves of a PGN's movetext (comments, numbers and the result left out).
+fn sans(pgn: &str) -> Vec<String> {
+    let movetext = pgn.split("\n\n").nth(1).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut in_comment = false;
+    for token in movetext.split_whitespace() {
+        if token.starts_with('{') {
+            in_comment = true;
+        }
+        if !in_comment && !token.ends_with('.') && !["*", "1-0", "0-1", "1/2-1/2"].contains(&token)
+        {
+            out.push(token.to_string());
+        }
+        if token.ends_with('}') {
+            in_comment = false;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_recording_replays_to_the_same_game() {
+    let script = Script::from_fen_and_san(None, &MOVES).expect("script");
+    let config = SimConfig {
+        seed: 21,
+        speed: 2.0,
+        noise: Noise {
+            flicker: 0.2,
+            jadoube: 0.2,
+            wrong_code: 0.2,
+        },
+        ..SimConfig::default()
+    };
+    let board = spawn_on_pty(config, Source::Script(script)).expect("board");
+    let dir = scratch("record");
+    let status = dir.join("status.json");
+    let recordings = dir.join("rec");
+    let mut cmd = boardcast();
+    cmd.args(["run", "--no-http", "--status-file"])
+        .arg(&status)
+        .arg("--record")
+        .arg(&recordings)
+        .arg("--port")
+        .arg(board.path());
+    let mut daemon = Running::start(cmd);
+    poll(Duration::from_secs(120), || {
+        board.is_finished().then_some(())
+    })
+    .unwrap_or_else(|| panic!("game did not finish:\n{}", daemon.stderr_so_far()));
+    let live = poll(Duration::from_secs(10), || {
+        let game = read_status(&status)?["boards"][0]["game"].clone();
+        let moves: Vec<String> = serde_json::from_value(game["moves"].clone()).ok()?;
+        (moves.len() == MOVES.len()).then_some(moves)
+    })
+    .unwrap_or_else(|| panic!("live game incomplete:\n{}", daemon.stderr_so_far()));
+    assert_eq!(live, MOVES);
+    drop(daemon);
+
+    let file = std::fs::read_dir(&recordings)
+        .expect("recording dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "rec"))
+        .expect("a recording");
+    let output = boardcast()
+        .arg("replay")
+        .arg(&file)
+        .output()
+        .expect("replay runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pgn = String::from_utf8(output.stdout).expect("utf-8");
+    assert_eq!(sans(&pgn), MOVES, "{pgn}");
+}
+
+#[test]
+fn a_broken_recording_names_the_line() {
+    let file = scratch("record-bad").join("bad.rec");
+    std::fs::write(&file, "# boardcast recording v1\n10 < 8e0005\n20 < zz\n").unwrap();
+    let output = boardcast()
+        .arg("replay")
+        .arg(&file)
+        .output()
+        .expect("replay runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("line 3"), "{stderr}");
+    assert!(stderr.contains("bad.rec"), "{stderr}");
+}
