@@ -13,10 +13,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use boardcast_protocol::{Decoded, Decoder, Message};
-use serialport::TTYPort;
+use serialport::{SerialPort, TTYPort};
 
 use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
-use super::{OpenError, open_port};
+use super::{OpenError, READ_TIMEOUT, open_port};
 use crate::board::{BoardCommand, BoardCore};
 use crate::inference::{EngineConfig, EngineError, Event};
 use crate::recording::{Direction, Recorder};
@@ -24,6 +24,8 @@ use crate::status::{BoardStatus, Connection};
 
 /// Longest wait between attempts to reopen a port that went away.
 const MAX_REOPEN_BACKOFF: Duration = Duration::from_secs(5);
+/// Shortest read timeout: a timer due now still lets a read of what has arrived happen.
+const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
 /// First wait before reopening a port that went away.
 const MIN_REOPEN_BACKOFF: Duration = Duration::from_millis(250);
 
@@ -143,6 +145,8 @@ impl BoardWorker {
         let mut buf = [0u8; 4096];
         self.status.connection = Connection::Initialising;
         self.publish();
+        // Whether the status changed since it was last sent.
+        let mut changed = false;
         while !self.stopping() {
             session.tick(self.now());
             self.core.tick(self.now());
@@ -153,7 +157,25 @@ impl BoardWorker {
                     return format!("write failed: {e}");
                 }
             }
-            let mut changed = self.take_link_events(&mut session);
+            changed |= self.take_link_events(&mut session);
+            changed |= self.serve_requests();
+            changed |= self.take_game_events();
+            // Publish before blocking on the port, so a move recorded by a timer goes out
+            // at once rather than after the next read.
+            if std::mem::take(&mut changed) {
+                self.publish();
+            }
+            // Wake for the next timer, not a fixed poll: a move is recorded the moment its
+            // settle window ends, not up to a whole read timeout later.
+            let wait = [Some(session.next_deadline()), self.core.next_deadline()]
+                .into_iter()
+                .flatten()
+                .min()
+                .map_or(READ_TIMEOUT, |at| at.saturating_sub(self.now()))
+                .clamp(MIN_READ_TIMEOUT, READ_TIMEOUT);
+            if let Err(e) = port.set_timeout(wait) {
+                return format!("cannot set the read timeout: {e}");
+            }
             match port.read(&mut buf) {
                 Ok(0) => return "port closed".to_string(),
                 Ok(n) => {
@@ -165,12 +187,6 @@ impl BoardWorker {
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
                 Err(e) => return format!("read failed: {e}"),
-            }
-            changed |= self.take_link_events(&mut session);
-            changed |= self.serve_requests();
-            changed |= self.take_game_events();
-            if changed {
-                self.publish();
             }
         }
         "daemon stopping".to_string()
