@@ -148,7 +148,11 @@ pub struct DemoArgs {
     /// Print each new state on its own instead of redrawing the screen.
     #[arg(long)]
     pub plain: bool,
-    /// Also serve the HTTP API and the viewer page on this address.
+    /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080,
+    /// skipped with a warning if taken).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Do not serve HTTP.
+    #[arg(long, conflicts_with = "http")]
+    pub no_http: bool,
 }

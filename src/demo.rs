@@ -13,7 +13,7 @@ use crate::daemon::{self, DaemonConfig, HttpListen, RunError};
 use crate::error::EXIT_FAILURE;
 use crate::inference::EngineConfig;
 use crate::link::session::LinkConfig;
-use crate::output::round::Round;
+use crate::output::round::{Players, Round};
 use crate::status::DaemonStatus;
 
 /// How long the demo keeps showing the board after the game's last move.
@@ -55,6 +55,7 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         speed: args.speed,
         ..SimConfig::default()
     };
+    let script_tags = script.tags().to_vec();
     let board = spawn_on_pty(sim_config, Source::Script(script))
         .map_err(|e| DemoError::Simulator(e.to_string()))?;
     let config = DaemonConfig {
@@ -62,10 +63,10 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         status_file: None,
         link: LinkConfig::default(),
         engine: EngineConfig::default(),
-        http: args.http.map_or(HttpListen::Off, HttpListen::Required),
+        http: HttpListen::from_options(args.http, args.no_http),
         token: None,
         pgn_dir: None,
-        round: Round::default(),
+        round: round_of(&script_tags),
         push: None,
     };
     let stop = shutdown.clone();
@@ -75,6 +76,23 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
     shutdown.store(true, Ordering::Relaxed);
     let _ = watcher.join();
     result.map_err(DemoError::from)
+}
+
+/// The round data of the bundled game, so the demo's PGN carries its real tags.
+fn round_of(tags: &[(String, String)]) -> Round {
+    let tag = |name: &str| tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let mut round = Round::default();
+    round.event = tag("Event").unwrap_or(round.event);
+    round.site = tag("Site").unwrap_or(round.site);
+    round.date = tag("Date").unwrap_or(round.date);
+    round.set_players(
+        1,
+        Players {
+            white: tag("White"),
+            black: tag("Black"),
+        },
+    );
+    round
 }
 
 /// Waits for the simulated game to end, lets the screen settle, then stops the daemon.

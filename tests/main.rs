@@ -6,6 +6,7 @@ mod harness;
 mod bad_input;
 mod browser;
 mod clock;
+mod demo;
 mod http;
 mod http_harness;
 mod link;
