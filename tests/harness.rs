@@ -63,9 +63,13 @@ impl Running {
         None
     }
 
-    /// Waits for the process to exit on its own.
+    /// Waits for the process to exit on its own, and for everything it wrote to stderr.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
         let status = poll(timeout, || self.child.try_wait().ok().flatten())?;
+        // The reader thread ends at end of file; until then lines may still be in flight.
+        while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(line);
+        }
         Some(status.code().unwrap_or(-1))
     }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use boardcast_simulator::{Noise, Script, SimConfig, Source, spawn_on_pty};
+use boardcast_simulator::{Script, SimConfig, Source, spawn_on_pty};
 
 use crate::harness::{Running, boardcast, poll, read_status, scratch};
 
@@ -34,14 +34,10 @@ fn sans(pgn: &str) -> Vec<String> {
 #[test]
 fn a_recording_replays_to_the_same_game() {
     let script = Script::from_fen_and_san(None, &MOVES).expect("script");
+    // Noise-free and at a human pace: this test is about the recording, not about how
+    // inference copes with noise (the corpus and games tests are).
     let config = SimConfig {
         seed: 21,
-        speed: 2.0,
-        noise: Noise {
-            flicker: 0.2,
-            jadoube: 0.2,
-            wrong_code: 0.2,
-        },
         ..SimConfig::default()
     };
     let board = spawn_on_pty(config, Source::Script(script)).expect("board");
