@@ -7,7 +7,7 @@
 use shakmaty::{Board, Move, Position, Role};
 
 use super::candidates::{Candidates, Match, Origin};
-use super::codes::{EMPTY, diff, from_board, from_hardware};
+use super::codes::{Codes, EMPTY, diff, from_board, from_hardware};
 use super::config::Mode;
 use super::engine::{Engine, FirstLift};
 use super::event::{Event, Fix, IrregularKind};
@@ -19,6 +19,18 @@ use super::search::{Evidence, Explanation, explain};
 const MAX_RECORDED_ROUNDS: usize = 8;
 use super::signals::signalled_result;
 use crate::game::{GameRecord, Termination};
+
+/// A board no sequence of moves explained, and the position it was searched from.
+/// Whether a board is explained at all depends on nothing else (the order evidence only
+/// ranks explanations), so a board that comes back unchanged (flicker, a piece lifted
+/// and put back) is not searched again: that search is the engine's costliest work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Unexplained {
+    observed: Codes,
+    expected: Codes,
+    ply: usize,
+    last: Option<Move>,
+}
 
 impl Engine {
     /// Analyses the observed board, stable for the settle window and not a single move.
@@ -183,6 +195,15 @@ impl Engine {
         if self.turn_open || rounds == 0 {
             return false;
         }
+        let key = Unexplained {
+            observed: self.observed,
+            expected: self.expected,
+            ply: self.record.ply_count(),
+            last: self.record.moves().last().map(|m| m.mv),
+        };
+        if self.unexplained.as_ref() == Some(&key) {
+            return false;
+        }
         let occupancy = self.config.occupancy_only;
         let depth = self.config.max_search_plies;
         let mut correction = false;
@@ -214,7 +235,10 @@ impl Engine {
             correction = true;
         }
         match found {
-            Explanation::Nothing => false,
+            Explanation::Nothing => {
+                self.unexplained = Some(key);
+                false
+            }
             Explanation::Found { moves, complete } => {
                 for (i, mv) in moves.into_iter().enumerate() {
                     self.first_lift = FirstLift::Unclear;

@@ -22,6 +22,7 @@ use std::time::Duration;
 use boardcast_protocol::RawBoard;
 use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, uci::UciMove};
 
+use super::analysis::Unexplained;
 use super::candidates::{Candidates, Match, Origin};
 use super::codes::{Codes, diff, from_board, from_hardware};
 use super::config::EngineConfig;
@@ -73,6 +74,8 @@ pub struct Engine {
     /// Ply of a promotion assumed to be a queen on an occupancy-only board.
     pub(super) assumed_queen: Option<usize>,
     pub(super) irregular_since: Option<Duration>,
+    /// The last board the search could not explain (see `analysis`).
+    pub(super) unexplained: Option<Unexplained>,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
 }
@@ -106,6 +109,7 @@ impl Engine {
             move_lift: FirstLift::NotYet,
             assumed_queen: None,
             irregular_since: None,
+            unexplained: None,
             events: VecDeque::new(),
         };
         engine.rebuild();

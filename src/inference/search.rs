@@ -21,6 +21,9 @@ const MAX_NODES: usize = 200_000;
 /// Pieces that may be in the hands at once in a move in progress (a capture).
 const MAX_LIFTED: usize = 2;
 
+/// Squares a move in progress can change (castling's four).
+const IN_PROGRESS_SQUARES: usize = 4;
+
 /// When each square started to differ from the last recorded position (`None`: it
 /// shows that position), the evidence of the order in which moves were made.
 pub(crate) type Since = [Option<Duration>; 64];
@@ -173,7 +176,7 @@ impl Search<'_> {
             }
             return;
         }
-        if !self.reachable(pos, codes, remaining) {
+        if !self.within_reach(pos, codes, remaining) || !self.reachable(pos, codes, remaining) {
             return;
         }
         for mv in pos.legal_moves() {
@@ -195,7 +198,7 @@ impl Search<'_> {
     /// but not all of it.
     fn in_progress(&self, pos: &Chess, codes: &Codes) -> bool {
         let changed = diff(codes, self.target);
-        if changed.count() > 4 {
+        if changed.count() > IN_PROGRESS_SQUARES {
             return false;
         }
         if let Some(sq) = changed.single_square()
@@ -243,6 +246,20 @@ impl Search<'_> {
             touched |= squares;
         }
         true
+    }
+
+    /// Whether the squares still differing can be changed in `remaining` moves plus a
+    /// move in progress: a move changes at most three squares (en passant), castling one
+    /// more per side that may still castle, and a move in progress at most four. Cheap,
+    /// and it cuts the last levels of the search, where most nodes are, when the board
+    /// is far from every sequence (an unexplainable board).
+    fn within_reach(&self, pos: &Chess, codes: &Codes, remaining: usize) -> bool {
+        let castling_sides = [Color::White, Color::Black]
+            .into_iter()
+            .filter(|&c| pos.castles().has_color(c))
+            .count();
+        let most = 3 * remaining + castling_sides + IN_PROGRESS_SQUARES;
+        diff(codes, self.target).count() <= most
     }
 
     /// A lower bound on the moves still needed: each move puts one piece on its final
