@@ -7,7 +7,7 @@
 use shakmaty::{Board, Move, Position, Role};
 
 use super::candidates::{Candidates, Match, Origin};
-use super::codes::{Codes, EMPTY, diff, from_board, from_hardware};
+use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, occupied, shows};
 use super::config::Mode;
 use super::engine::{Engine, FirstLift};
 use super::event::{Event, Fix, IrregularKind};
@@ -121,10 +121,11 @@ impl Engine {
     /// The board shows an earlier position of this game.
     fn takeback(&mut self) -> bool {
         let occupancy = self.config.occupancy_only;
+        let on = occupied(&self.observed);
         let Some(ply) = (0..self.record.ply_count()).rev().find(|&k| {
             self.record
                 .position_at(k)
-                .is_some_and(|p| from_board(p.board(), occupancy) == self.observed)
+                .is_some_and(|p| shows(&self.observed, on, p.board(), occupancy))
         }) else {
             return false;
         };

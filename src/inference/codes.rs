@@ -83,6 +83,27 @@ pub(crate) fn from_board(board: &Board, occupancy_only: bool) -> Codes {
     out
 }
 
+/// The squares `codes` show occupied.
+pub(crate) fn occupied(codes: &Codes) -> Bitboard {
+    let mut mask = 0u64;
+    for (i, &c) in codes.iter().enumerate() {
+        mask |= u64::from(c != EMPTY) << i;
+    }
+    Bitboard(mask)
+}
+
+/// Whether `codes`, occupying `occupied`, show `board`. The occupied squares are
+/// compared first: an earlier position of the game (a takeback) is looked for among
+/// every position of the record, and almost all of them differ there already.
+pub(crate) fn shows(
+    codes: &Codes,
+    occupied: Bitboard,
+    board: &Board,
+    occupancy_only: bool,
+) -> bool {
+    occupied == board.occupied() && from_board(board, occupancy_only) == *codes
+}
+
 /// The board after `mv` by `color`, computed from the squares the move touches only,
 /// and those squares.
 pub(crate) fn after_move(

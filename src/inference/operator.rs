@@ -3,7 +3,7 @@
 
 use shakmaty::{Color, KnownOutcome, Move, Position, Role};
 
-use super::codes::from_board;
+use super::codes::{occupied, shows};
 use super::engine::{Engine, FirstLift};
 use super::event::Event;
 use super::legality::position_from_codes;
@@ -29,11 +29,12 @@ impl Engine {
     /// first move made.
     pub fn accept_board(&mut self) -> Result<(), EngineError> {
         let occupancy = self.config.occupancy_only;
+        let on = occupied(&self.observed);
         let n = self.record.ply_count();
         if let Some(ply) = (0..=n).rev().find(|&k| {
             self.record
                 .position_at(k)
-                .is_some_and(|p| from_board(p.board(), occupancy) == self.observed)
+                .is_some_and(|p| shows(&self.observed, on, p.board(), occupancy))
         }) {
             if ply < n {
                 self.retract_to(ply);

@@ -286,15 +286,31 @@ impl Search<'_> {
             return fill <= remaining + 1 + castles && empty <= remaining + castles + slack;
         }
         // Pieces only disappear by capture, one per move of the other side, or into a hand.
-        let mut count = [[0usize; 2]; 2];
+        // A piece only appears by promotion, for a pawn that disappears: a board with a
+        // piece more than that (a misread code) is no sequence of moves, whatever its depth.
+        let mut count = [[[0usize; 6]; 2]; 2];
         for (i, board) in [codes, self.target].into_iter().enumerate() {
             for piece in board.iter().filter_map(|&c| code_piece(c)) {
-                count[i][usize::from(piece.color.is_black())] += 1;
+                let role = usize::from(piece.role) - 1;
+                count[i][usize::from(piece.color.is_black())][role] += 1;
             }
         }
+        let pawn = usize::from(Role::Pawn) - 1;
         let mut lost = 0;
         for (color, side) in [(Color::White, 0), (Color::Black, 1)] {
-            let Some(gone) = count[0][side].checked_sub(count[1][side]) else {
+            let (have, want) = (&count[0][side], &count[1][side]);
+            let Some(promoted) = have[pawn].checked_sub(want[pawn]) else {
+                return false;
+            };
+            let appeared: usize = (0..6)
+                .filter(|&r| r != pawn)
+                .map(|r| want[r].saturating_sub(have[r]))
+                .sum();
+            if appeared > promoted {
+                return false;
+            }
+            let total = |c: &[usize; 6]| c.iter().sum::<usize>();
+            let Some(gone) = total(have).checked_sub(total(want)) else {
                 return false;
             };
             lost += gone.saturating_sub(moves_of(!color));
