@@ -114,10 +114,10 @@ impl Variant {
     /// (1000); below it, the rate last measured (rounded down), so the rate can only rise.
     fn floor_permille(self) -> usize {
         match self {
-            Variant::Realistic => 984,
+            Variant::Realistic => 985,
             Variant::Styles => 985,
             Variant::Rotated => 989,
-            Variant::Occupancy => 204,
+            Variant::Occupancy => 209,
         }
     }
 

@@ -17,7 +17,7 @@ use super::codes::{Codes, EMPTY, after_move, code_piece, diff, from_board, norma
 const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
-const MAX_NODES: usize = 200_000;
+const MAX_NODES: usize = 50_000;
 /// Pieces that may be in the hands at once in a move in progress (a capture).
 const MAX_LIFTED: usize = 2;
 
