@@ -7,6 +7,7 @@ mod bad_input;
 mod browser;
 mod clock;
 mod demo;
+mod corpus;
 mod http;
 mod http_harness;
 mod link;
