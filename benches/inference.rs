@@ -26,9 +26,10 @@ use boardcast::game::GameRecord;
 use boardcast::inference::{Engine, EngineConfig};
 use boardcast::mirror::Mirror;
 use boardcast_protocol::{Command, Decoded, Decoder, Message, RawBoard};
+use boardcast_simulator::codes::Physical;
 use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
 use criterion::{Criterion, Throughput};
-use shakmaty::{Chess, Color, File, Position, Rank, Role, Square};
+use shakmaty::{Chess, Position};
 
 // ---------------------------------------------------------------------------------------
 // Counting allocator: live and peak heap bytes of the whole process.
@@ -249,28 +250,10 @@ impl Naive {
     }
 }
 
-/// The 64 DGT codes of a position by hardware index (0 = a8 … 63 = h1).
+/// The 64 DGT codes of a position by hardware index (0 = a8 … 63 = h1), through the
+/// simulator's own mapping, so the baseline reads boards exactly as they are produced.
 fn hardware_codes(pos: &Chess) -> [u8; 64] {
-    let mut codes = [0u8; 64];
-    for (i, code) in codes.iter_mut().enumerate() {
-        let sq = Square::from_coords(File::new((i % 8) as u32), Rank::new(7 - (i / 8) as u32));
-        if let Some(piece) = pos.board().piece_at(sq) {
-            let base = match piece.role {
-                Role::Pawn => 1,
-                Role::Rook => 2,
-                Role::Knight => 3,
-                Role::Bishop => 4,
-                Role::King => 5,
-                Role::Queen => 6,
-            };
-            *code = if piece.color == Color::White {
-                base
-            } else {
-                base + 6
-            };
-        }
-    }
-    codes
+    Physical::from_board(pos.board()).to_hardware(false, false)
 }
 
 fn run_naive(game: &GameStream) -> Naive {
