@@ -56,6 +56,11 @@ pub struct RunArgs {
     /// (`boardcast replay FILE` re-runs it).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Journal every board's moves and inputs in this directory (fsync'd at each move),
+    /// and restore every game and move from it at start: after a crash or power loss,
+    /// run again with the same directory and ports. Overrides `journal` in --config.
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
     /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080;
     /// port 0 picks a free port, logged as `listening on http://ADDR`).
     #[arg(long, value_name = "ADDR")]

@@ -58,6 +58,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
             answer_timeout: Duration::from_secs(args.answer_timeout),
             silence_timeout: Duration::from_secs(args.silence_timeout),
             record_dir: args.record,
+            journal_dir: args.journal.or(file.journal),
             ..LinkConfig::default()
         },
         engine: args.inference.engine_config(),
