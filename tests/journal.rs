@@ -6,7 +6,7 @@ use std::io::{BufReader, PipeWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use boardcast_simulator::{PtyBoard, Script, SimConfig, Source, spawn_on_pty};
+use boardcast_simulator::{ClockConfig, PtyBoard, Script, SimConfig, Source, spawn_on_pty};
 
 use crate::harness::{Running, boardcast, poll, read_status, scratch};
 use crate::http_harness::Daemon;
@@ -37,6 +37,16 @@ fn moves_in(status: &Path) -> Option<Vec<String>> {
     serde_json::from_value(game["moves"].clone()).ok()
 }
 
+/// The clock times written into the PGN, one per annotated move.
+fn clocks_in(status: &Path) -> Vec<String> {
+    let game = read_status(status).unwrap_or_default()["boards"][0]["game"].clone();
+    let pgn = game["pgn"].as_str().unwrap_or_default().to_string();
+    pgn.split("[%clk ")
+        .skip(1)
+        .filter_map(|s| s.split(']').next().map(String::from))
+        .collect()
+}
+
 fn kill(running: &mut Running) {
     // `Child::kill` is SIGKILL: no handler runs, nothing is flushed or closed.
     running.child.kill().expect("SIGKILL");
@@ -49,6 +59,11 @@ fn a_killed_daemon_restarts_with_every_move_and_the_game_goes_on() {
     let config = SimConfig {
         seed: 5,
         speed: 2.0,
+        clock: Some(ClockConfig {
+            initial: Duration::from_secs(600),
+            increment: Duration::from_secs(5),
+            ..ClockConfig::default()
+        }),
         ..SimConfig::default()
     };
     let board = spawn_on_pty(config, Source::Script(script)).expect("board");
@@ -60,8 +75,13 @@ fn a_killed_daemon_restarts_with_every_move_and_the_game_goes_on() {
         moves_in(&first_status).filter(|m| m.len() >= 12)
     })
     .unwrap_or_else(|| panic!("no 12 moves:\n{}", first.stderr_so_far()));
+    let clocks_before = clocks_in(&first_status);
     kill(&mut first);
     assert_eq!(before, GAME[..before.len()], "before the crash");
+    assert!(
+        !clocks_before.is_empty(),
+        "the clock was read before the crash"
+    );
 
     // The simulated players go on while the daemon restarts.
     let second_status = dir.join("second.json");
@@ -73,6 +93,12 @@ fn a_killed_daemon_restarts_with_every_move_and_the_game_goes_on() {
     assert!(
         restored.len() >= before.len() && restored == GAME[..restored.len()],
         "restored {restored:?}, had {before:?}"
+    );
+    let clocks_restored = clocks_in(&second_status);
+    assert_eq!(
+        clocks_restored.get(..clocks_before.len()),
+        Some(&clocks_before[..]),
+        "clock times restored"
     );
     second
         .wait_for_stderr("restored", WAIT)
