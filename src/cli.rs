@@ -27,7 +27,8 @@ pub enum Command {
     Ports,
     /// Play a bundled real game on a simulated board and show the live result.
     Demo(DemoArgs),
-    /// Re-run a recording made with `run --record` and print the game as PGN.
+    /// Re-run a recording made with `run --record` (or a `--journal` file) and print the
+    /// games as PGN.
     Replay(ReplayArgs),
 }
 
@@ -130,7 +131,8 @@ impl InferenceArgs {
 /// Options of `boardcast replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// A recording written by `boardcast run --record DIR`.
+    /// A recording written by `boardcast run --record DIR`, or a journal written by
+    /// `boardcast run --journal DIR` (its games are printed; --events is for recordings).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print every inference event, with its time, before the PGN.

@@ -6,6 +6,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use nix::fcntl::{Flock, FlockArg};
+
 use super::format::{self, Entry, HEADER};
 
 /// Why a journal cannot be used.
@@ -18,6 +20,14 @@ pub enum JournalError {
         path: PathBuf,
         /// The I/O error.
         source: io::Error,
+    },
+    /// Another process (a second daemon) has the journal open.
+    #[error(
+        "{path} is in use by another process; is another boardcast running with this --journal directory?"
+    )]
+    Busy {
+        /// The file.
+        path: PathBuf,
     },
     /// The file exists but is something else; it is left alone.
     #[error(
@@ -32,7 +42,8 @@ pub enum JournalError {
 /// An open journal, positioned at its end.
 #[derive(Debug)]
 pub struct JournalFile {
-    file: File,
+    /// Locked for this process while open: two daemons appending would interleave.
+    file: Flock<File>,
     path: PathBuf,
 }
 
@@ -74,17 +85,23 @@ pub fn open(dir: &Path, id: usize, port: &Path) -> Result<Opened, JournalError> 
         source,
     };
     std::fs::create_dir_all(dir).map_err(io_error)?;
-    let (bytes, idle) = match std::fs::read(&path) {
-        Ok(bytes) => {
-            let modified = std::fs::metadata(&path).and_then(|m| m.modified());
-            let idle = modified
-                .ok()
-                .and_then(|m| SystemTime::now().duration_since(m).ok())
-                .unwrap_or_default();
-            (bytes, idle)
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), Duration::ZERO),
-        Err(e) => return Err(io_error(e)),
+    let existed = path.exists();
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io_error)?;
+    let mut file = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map_err(|_| JournalError::Busy { path: path.clone() })?;
+    let bytes = std::fs::read(&path).map_err(io_error)?;
+    let idle = if existed {
+        let modified = file.metadata().and_then(|m| m.modified());
+        modified
+            .ok()
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .unwrap_or_default()
+    } else {
+        Duration::ZERO
     };
     // A torn header is a file that was being created; anything else is not ours.
     let header = format!("{HEADER}\n");
@@ -120,11 +137,6 @@ pub fn open(dir: &Path, id: usize, port: &Path) -> Result<Opened, JournalError> 
             );
         }
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io_error)?;
     if good_len < bytes.len() {
         file.set_len(good_len as u64).map_err(io_error)?;
     }
@@ -246,6 +258,20 @@ mod tests {
             2,
             "damaged copy kept"
         );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_journal_in_use_is_refused() {
+        let dir = scratch("busy");
+        let port = Path::new("/dev/pts/9");
+        let first = open(&dir, 4, port).expect("first");
+        assert!(matches!(
+            open(&dir, 4, port),
+            Err(JournalError::Busy { .. })
+        ));
+        drop(first);
+        open(&dir, 4, port).expect("free again");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -280,6 +280,24 @@ pub fn rebuild(config: EngineConfig, entries: &[Entry]) -> Rebuilt {
     }
 }
 
+/// Every game a journal holds, as PGN, oldest first (`boardcast replay FILE.journal`);
+/// a damaged end is left out, as at a restart.
+pub fn replay_text(text: &str, config: EngineConfig) -> String {
+    let parsed = format::parse(text.as_bytes());
+    if let Some(damage) = &parsed.damage {
+        tracing::warn!(
+            "line {}: {}; replaying the {} records before it",
+            damage.line,
+            damage.reason,
+            parsed.entries.len()
+        );
+    }
+    let mut rebuilt = rebuild(config, &parsed.entries);
+    let mut out: String = rebuilt.core.take_finished_games().concat();
+    out.push_str(&rebuilt.core.game_status().pgn);
+    out
+}
+
 /// Events that change the game record: these are checked on replay and synced.
 fn is_committed(event: &Event) -> bool {
     matches!(

@@ -138,6 +138,10 @@ fn finished_games_come_back_for_publishing() {
     assert_eq!(restored, published);
     assert!(restored[0].contains("Qh4#"), "{}", restored[0]);
     assert_eq!(moves(&core), ["d4"]);
+    // The same games, offline, as `boardcast replay FILE.journal` prints them.
+    let text = std::fs::read_to_string(dir.join(file::file_name(1, Path::new(PORT)))).unwrap();
+    let pgn = replay_text(&text, EngineConfig::default());
+    assert_eq!(pgn, format!("{}{}", published[0], core.game_status().pgn));
     std::fs::remove_dir_all(dir).unwrap();
 }
 
