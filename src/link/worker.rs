@@ -221,6 +221,10 @@ impl BoardWorker {
                     }
                     Message::Version { major, minor } => {
                         self.status.version = Some(format!("{major}.{minor}"));
+                        // The core learns from the version too: a Pegasus (1.0) reports
+                        // occupancy only.
+                        self.core.on_message(&message, now);
+                        self.status.game = Some(self.core.game_status());
                         return true;
                     }
                     _ => {}
