@@ -13,6 +13,7 @@ mod http;
 mod http_harness;
 mod link;
 mod mirror;
+mod nats;
 mod push;
 mod record;
 mod scenarios;
