@@ -16,6 +16,7 @@
 //! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
 //! ```
 
+#[path = "http/nats.rs"]
 mod nats;
 
 use std::fs::File;

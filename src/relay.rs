@@ -128,7 +128,7 @@ async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayE
             break;
         }
     }
-    first.sort_by(|a, b| board_order(a).cmp(&board_order(b)));
+    first.sort_by_key(board_order);
     let round = first.first().map_or_else(Round::default, |m| Round {
         event: m.event.clone(),
         round: m.round.clone(),
