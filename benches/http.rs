@@ -13,7 +13,7 @@
 //! ```sh
 //! cargo bench -p boardcast --bench http -- latency 1000
 //! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- fanout 5000'
-//! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
+//! bash -c 'ulimit -n 20000 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
 //! ```
 
 #[path = "http/nats.rs"]

@@ -6,7 +6,7 @@
 //! window, and the slowest client per move.
 //!
 //! ```sh
-//! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
+//! bash -c 'ulimit -n 20000 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
 //! ```
 //! (clients, bridges, boards per bridge, moves)
 
