@@ -11,6 +11,7 @@ mod demo;
 mod games;
 mod http;
 mod http_harness;
+mod journal;
 mod link;
 mod mirror;
 mod nats;
