@@ -18,6 +18,7 @@ pub mod mirror;
 pub mod output;
 pub mod ports;
 pub mod recording;
+pub mod relay;
 pub mod replay;
 pub mod signals;
 pub mod status;

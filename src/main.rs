@@ -8,11 +8,13 @@ use std::time::Duration;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use boardcast::cli::{Cli, Command, ReplayArgs, RunArgs};
+use boardcast::cli::{Cli, Command, RelayArgs, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
 use boardcast::link::session::LinkConfig;
 use boardcast::output::config::{self, FileConfig};
+use boardcast::output::nats::NatsTarget;
+use boardcast::relay::{self, RelayConfig};
 use boardcast::{demo, journal, ports, recording, replay, signals};
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
             .map(|_| ())
             .map_err(|e| (EXIT_FAILURE, format!("cannot list serial ports: {e}"))),
         Command::Replay(args) => replay(&args),
+        Command::Relay(args) => run_relay(&args),
         Command::Demo(args) => {
             demo::run(&args, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
         }
@@ -67,9 +70,21 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         pgn_dir: args.pgn_dir,
         round: file.round,
         push: file.push,
+        nats: args.nats.map(|url| NatsTarget {
+            url,
+            first_board: usize::try_from(args.nats_first_board).unwrap_or(1),
+        }),
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))
+}
+
+fn run_relay(args: &RelayArgs) -> Result<(), (i32, String)> {
+    let config = RelayConfig {
+        nats: args.nats.clone(),
+        http: args.http,
+    };
+    relay::run(&config, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {

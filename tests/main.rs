@@ -14,6 +14,7 @@ mod http_harness;
 mod journal;
 mod link;
 mod mirror;
+mod nats;
 mod push;
 mod record;
 mod scenarios;
