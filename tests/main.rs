@@ -15,4 +15,5 @@ mod link;
 mod mirror;
 mod push;
 mod record;
+mod replug;
 mod scenarios;
