@@ -8,6 +8,7 @@ mod browser;
 mod clock;
 mod corpus;
 mod demo;
+mod discovery;
 mod games;
 mod http;
 mod http_harness;

@@ -14,12 +14,14 @@ use shakmaty::san::SanPlus;
 
 use crate::harness::{Running, boardcast, poll, read_status, scratch};
 
-const OPENING: [&str; 20] = [
+/// A Ruy Lopez, 20 plies.
+pub const OPENING: [&str; 20] = [
     "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3", "d6",
     "c3", "O-O", "h3", "Nb8", "d4", "Nbd7",
 ];
 
-fn sans(script: &Script) -> Vec<String> {
+/// The script's moves in SAN with check marks.
+pub fn sans(script: &Script) -> Vec<String> {
     let mut pos = script.start().clone();
     script
         .moves()

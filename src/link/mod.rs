@@ -3,6 +3,8 @@
 //! `session` is the sans-IO part (init sequence, keep-alive, liveness); `worker` is the
 //! thread that owns the port and does the reading and writing.
 
+pub mod discovery;
+pub mod plan;
 pub mod session;
 pub mod worker;
 
