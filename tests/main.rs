@@ -12,6 +12,7 @@ mod discovery;
 mod games;
 mod http;
 mod http_harness;
+mod journal;
 mod link;
 mod mirror;
 mod push;

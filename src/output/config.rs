@@ -5,6 +5,7 @@
 //! site = "Utrecht"
 //! round = "3"
 //! date = "2026.03.01"          # default: today
+//! journal = "/var/lib/boardcast/round-3"  # optional: as --journal DIR
 //!
 //! [[board]]                    # board 1, then board 2, ...
 //! white = "Carlsen, Magnus"
@@ -58,6 +59,8 @@ pub struct FileConfig {
     pub push: Option<PushTarget>,
     /// Where each board is, by board number − 1.
     pub boards: Vec<Locator>,
+    /// Where to journal the boards (`--journal`), if anywhere.
+    pub journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -70,6 +73,7 @@ struct RawConfig {
     #[serde(default)]
     board: Vec<RawBoard>,
     push: Option<RawPush>,
+    journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,6 +144,7 @@ fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
         round,
         push,
         boards,
+        journal: raw.journal,
     })
 }
 
@@ -167,6 +172,8 @@ mod tests {
         assert_eq!(config.round.round_tag(2), "2.2");
         assert_eq!(config.round.players(2), ("C".into(), "?".into()));
         assert_eq!(config.push.expect("push").url, "http://x/push");
+        let config = parse("journal = \"/var/lib/j\"\n").expect("valid");
+        assert_eq!(config.journal, Some(PathBuf::from("/var/lib/j")));
     }
 
     #[test]
