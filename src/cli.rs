@@ -39,9 +39,19 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Serial port of a board (e.g. /dev/ttyACM0). Repeat for several boards; they are
-    /// numbered from 1 in the order given.
-    #[arg(long = "port", value_name = "PATH", required = true)]
+    /// numbered from 1 in the order given. (Or list boards by port or serial number in
+    /// the --config file, or use --auto.)
+    #[arg(long = "port", value_name = "PATH")]
     pub ports: Vec<PathBuf>,
+    /// Pick up DGT boards as they are plugged in; each gets the next free board number
+    /// (or the one the config file gives its serial number).
+    #[arg(long)]
+    pub auto: bool,
+    /// Where to look for boards plugged in (with --auto or boards listed by serial
+    /// number); `*` in the file name matches anything. Repeat for several (default:
+    /// /dev/ttyACM*, /dev/ttyUSB*, /dev/rfcomm*).
+    #[arg(long = "scan", value_name = "PATTERN")]
+    pub scan: Vec<String>,
     /// Keep a JSON snapshot of every board's status in this file, rewritten atomically on
     /// every change.
     #[arg(long, value_name = "PATH")]

@@ -16,6 +16,7 @@ use crate::board::BoardCommand;
 use crate::error::{DaemonError, EXIT_FAILURE};
 use crate::http;
 use crate::inference::EngineConfig;
+use crate::link::discovery::{self, DiscoveryConfig, DiscoveryContext};
 use crate::link::open_port;
 use crate::link::session::LinkConfig;
 use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker};
@@ -59,8 +60,11 @@ impl HttpListen {
 /// What the daemon runs.
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
-    /// Serial ports, one board each, numbered from 1 in this order.
+    /// Serial ports, one board each, numbered from 1 in this order; an empty path is a
+    /// board that discovery finds (by serial number, or with `--auto`).
     pub ports: Vec<PathBuf>,
+    /// Finding boards as they are plugged in, if any are to be found.
+    pub discovery: Option<DiscoveryConfig>,
     /// Where to keep the JSON status snapshot, if anywhere.
     pub status_file: Option<PathBuf>,
     /// Link protocol timing.
@@ -134,6 +138,10 @@ pub fn run(
     let mut first_error = None;
     for (index, path) in config.ports.iter().enumerate() {
         let id = index + 1;
+        if path.as_os_str().is_empty() {
+            boards.push(None);
+            continue;
+        }
         match open_port(path) {
             Ok(port) => {
                 tracing::info!(board = id, port = %path.display(), "opened");
@@ -142,6 +150,7 @@ pub fn run(
                     path: path.clone(),
                     link: config.link.clone(),
                     engine: config.engine.clone(),
+                    handover: None,
                 };
                 let (requests, received_requests) = mpsc::channel();
                 let worker = BoardWorker::spawn(
@@ -173,14 +182,27 @@ pub fn run(
         }
     }
     if workers.is_empty()
+        && config.discovery.is_none()
         && let Some(error) = first_error
     {
         return Err(error.into());
     }
-    drop(updates);
     let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
     let control = BoardControl::new(boards);
     tag_boards(&control, &config.round, config.ports.len());
+    if let Some(discovery) = &config.discovery {
+        let context = DiscoveryContext {
+            updates: updates.clone(),
+            hub: hub.clone(),
+            control: control.clone(),
+            shutdown: shutdown.clone(),
+            link: config.link.clone(),
+            engine: config.engine.clone(),
+            fixed: fixed_ports(&config.ports),
+        };
+        workers.push(discovery::spawn(discovery.clone(), context).map_err(RunError::Start)?);
+    }
+    drop(updates);
     let result = runtime.block_on(serve(
         config,
         hub,
@@ -196,6 +218,15 @@ pub fn run(
     // Open HTTP connections and a push in flight are cut short.
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
+}
+
+/// The boards with a port given by path, and their numbers.
+fn fixed_ports(ports: &[PathBuf]) -> Vec<(usize, PathBuf)> {
+    (1..)
+        .zip(ports)
+        .filter(|(_, path)| !path.as_os_str().is_empty())
+        .map(|(id, path)| (id, path.clone()))
+        .collect()
 }
 
 /// Gives every board its PGN tags from the round.

@@ -11,6 +11,8 @@ use tracing_subscriber::EnvFilter;
 use boardcast::cli::{Cli, Command, RelayArgs, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
+use boardcast::link::discovery::{DEFAULT_PATTERNS, DiscoveryConfig};
+use boardcast::link::plan;
 use boardcast::link::session::LinkConfig;
 use boardcast::output::config::{self, FileConfig};
 use boardcast::output::nats::NatsTarget;
@@ -54,8 +56,19 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         Some(path) => config::load(path).map_err(|e| (EXIT_FAILURE, e.to_string()))?,
         None => FileConfig::default(),
     };
+    let plan = plan::plan(&args.ports, &file.boards, args.auto)
+        .map_err(|e| (EXIT_FAILURE, e.to_string()))?;
+    let discovery = plan.discover.then(|| DiscoveryConfig {
+        patterns: match args.scan.is_empty() {
+            true => DEFAULT_PATTERNS.map(String::from).to_vec(),
+            false => args.scan.clone(),
+        },
+        serials: plan.serials,
+        auto: args.auto,
+    });
     let config = DaemonConfig {
-        ports: args.ports,
+        ports: plan.ports,
+        discovery,
         status_file: args.status_file,
         link: LinkConfig {
             answer_timeout: Duration::from_secs(args.answer_timeout),

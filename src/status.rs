@@ -24,6 +24,8 @@ pub enum Connection {
     NotResponding,
     /// The port went away; retrying.
     Disconnected,
+    /// Not found yet: looking for the board by its serial number.
+    Searching,
 }
 
 /// One board's status.

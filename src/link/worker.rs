@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use boardcast_protocol::{Decoded, Decoder, Message};
 use serialport::{SerialPort, TTYPort};
 
+use super::discovery::Handover;
 use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
 use super::{OpenError, READ_TIMEOUT, open_port};
 use crate::board::BoardCommand;
@@ -31,7 +32,7 @@ const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
 const MIN_REOPEN_BACKOFF: Duration = Duration::from_millis(250);
 
 /// What the daemon knows about one board before opening it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct BoardSpec {
     /// Board number, from 1.
     pub id: usize,
@@ -41,6 +42,9 @@ pub struct BoardSpec {
     pub link: LinkConfig,
     /// Inference settings.
     pub engine: EngineConfig,
+    /// For a board found by discovery: where its port comes back (instead of reopening
+    /// the same path).
+    pub handover: Option<Handover>,
 }
 
 /// An operator's command for one board, with where to send the outcome.
@@ -66,6 +70,7 @@ pub struct BoardWorker {
     events: Vec<Event>,
     /// Where the raw traffic goes, while recording works.
     recorder: Option<Recorder>,
+    handover: Option<Handover>,
 }
 
 /// What a worker tells the rest of the daemon after a change: the board's whole status,
@@ -110,6 +115,7 @@ impl BoardWorker {
             core,
             events: Vec::new(),
             recorder: None,
+            handover: board.handover,
         };
         std::thread::Builder::new()
             .name(format!("board-{id}"))
@@ -127,6 +133,16 @@ impl BoardWorker {
             self.status.last_error = Some(gone.clone());
             tracing::warn!(port = %self.status.port.display(), "board link lost: {gone}; reopening");
             self.publish();
+            if let Some(handover) = &self.handover {
+                handover.release();
+                let Some(found) = handover.wait(&self.shutdown) else {
+                    return;
+                };
+                tracing::info!(port = %found.path.display(), "board found again");
+                self.status.port = found.path;
+                port = found.port;
+                continue;
+            }
             port = loop {
                 std::thread::sleep(backoff);
                 if self.stopping() {

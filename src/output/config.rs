@@ -10,6 +10,7 @@
 //! [[board]]                    # board 1, then board 2, ...
 //! white = "Carlsen, Magnus"
 //! black = "Nakamura, Hikaru"
+//! serial = "01025"             # optional: the board, by serial number (or port = "/dev/…")
 //!
 //! [push]                       # optional: a lichess broadcast round
 //! url = "https://lichess.org/api/broadcast/round/AbCdEfGh/push"
@@ -22,6 +23,7 @@ use serde::Deserialize;
 
 use super::push::PushTarget;
 use super::round::{Players, Round};
+use crate::link::plan::Locator;
 
 /// Why the config file cannot be used; names the file, the line and the field.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +57,8 @@ pub struct FileConfig {
     pub round: Round,
     /// Where to push the round's PGN, if anywhere.
     pub push: Option<PushTarget>,
+    /// Where each board is, by board number − 1.
+    pub boards: Vec<Locator>,
     /// Where to journal the boards (`--journal`), if anywhere.
     pub journal: Option<PathBuf>,
 }
@@ -67,9 +71,18 @@ struct RawConfig {
     round: Option<String>,
     date: Option<String>,
     #[serde(default)]
-    board: Vec<Players>,
+    board: Vec<RawBoard>,
     push: Option<RawPush>,
     journal: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBoard {
+    white: Option<String>,
+    black: Option<String>,
+    port: Option<PathBuf>,
+    serial: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,8 +119,23 @@ fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
         site: raw.site.unwrap_or(defaults.site),
         date: raw.date.unwrap_or(defaults.date),
         round: raw.round.unwrap_or(defaults.round),
-        boards: raw.board,
+        boards: raw
+            .board
+            .iter()
+            .map(|b| Players {
+                white: b.white.clone(),
+                black: b.black.clone(),
+            })
+            .collect(),
     };
+    let boards = raw
+        .board
+        .into_iter()
+        .map(|b| Locator {
+            port: b.port,
+            serial: b.serial,
+        })
+        .collect();
     let push = raw.push.map(|p| PushTarget {
         url: p.url,
         token: p.token,
@@ -115,6 +143,7 @@ fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
     Ok(FileConfig {
         round,
         push,
+        boards,
         journal: raw.journal,
     })
 }
@@ -145,6 +174,19 @@ mod tests {
         assert_eq!(config.push.expect("push").url, "http://x/push");
         let config = parse("journal = \"/var/lib/j\"\n").expect("valid");
         assert_eq!(config.journal, Some(PathBuf::from("/var/lib/j")));
+    }
+
+    #[test]
+    fn boards_by_serial_or_port() {
+        let config = parse(
+            "[[board]]\nserial = \"01025\"\nwhite = \"A\"\n[[board]]\nport = \"/dev/ttyACM0\"\n",
+        )
+        .expect("valid");
+        assert_eq!(config.boards[0].serial.as_deref(), Some("01025"));
+        assert_eq!(config.boards[1].port, Some(PathBuf::from("/dev/ttyACM0")));
+        assert_eq!(config.round.players(1), ("A".into(), "?".into()));
+        let (line, field, _) = parse("[[board]]\nserial = 1025\n").expect_err("a string");
+        assert_eq!((line, field.as_str()), (2, ", field \"serial\""));
     }
 
     #[test]

@@ -90,6 +90,20 @@ impl Hub {
         }
     }
 
+    /// Adds board `id`, found after the start at `port`, if it is the next number (the
+    /// boards stay numbered 1..=n); its worker's updates follow.
+    pub fn add_board(&self, id: usize, port: &std::path::Path) {
+        let mut state = self.lock();
+        if id != state.status.boards.len() + 1 {
+            return;
+        }
+        let status = BoardStatus::new(id, port.to_path_buf());
+        let view = BoardView::new(&status, &state.round);
+        state.views.push(view);
+        state.status.boards.push(status);
+        state.archives.push(Vec::new());
+    }
+
     fn lock(&self) -> MutexGuard<'_, HubState> {
         // A panic elsewhere while holding the lock leaves consistent data (every write
         // is a whole replacement), so carry on with it.
