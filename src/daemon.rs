@@ -76,6 +76,8 @@ pub struct DaemonConfig {
     pub round: Round,
     /// A lichess broadcast round to push the games to.
     pub push: Option<PushTarget>,
+    /// Most HTTP connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
 }
 
 /// Why `run` stopped with an error.
@@ -291,6 +293,12 @@ async fn start_http(
             token
         }
     };
-    tokio::spawn(http::serve(listener, hub.clone(), control, token));
+    tokio::spawn(http::serve(
+        listener,
+        hub.clone(),
+        control,
+        token,
+        config.max_connections,
+    ));
     Ok(())
 }

@@ -66,6 +66,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         pgn_dir: args.pgn_dir,
         round: file.round,
         push: file.push,
+        max_connections: args.max_connections,
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))

@@ -3,6 +3,7 @@
 
 mod api;
 mod auth;
+mod limits;
 mod live;
 mod livechess;
 mod sse;
@@ -10,11 +11,13 @@ mod viewer;
 mod ws;
 
 pub use auth::generate_token;
+pub use limits::DEFAULT_MAX_CONNECTIONS;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use tokio::net::TcpListener;
 
@@ -31,8 +34,14 @@ struct App {
 }
 
 /// Serves the API on `listener` until the runtime stops. `token` guards the calls
-/// that change anything.
-pub async fn serve(listener: TcpListener, hub: Arc<Hub>, control: BoardControl, token: String) {
+/// that change anything; at most `max_connections` are served at once.
+pub async fn serve(
+    listener: TcpListener,
+    hub: Arc<Hub>,
+    control: BoardControl,
+    token: String,
+    max_connections: usize,
+) {
     let app = App {
         hub,
         control,
@@ -57,7 +66,10 @@ pub async fn serve(listener: TcpListener, hub: Arc<Hub>, control: BoardControl, 
         .route("/api/events", get(sse::all_events))
         .route("/api/ws", get(ws::events))
         .route("/api/v1.0", get(livechess::socket))
+        .layer(DefaultBodyLimit::max(limits::MAX_BODY))
+        .layer(axum::middleware::from_fn(limits::refuse_large_bodies))
         .with_state(app);
+    let listener = limits::LimitedListener::new(listener, max_connections);
     if let Err(e) = axum::serve(listener, router).await {
         tracing::error!("HTTP server stopped: {e}");
     }
