@@ -19,4 +19,5 @@ pub mod ports;
 pub mod recording;
 pub mod replay;
 pub mod signals;
+pub mod simulated;
 pub mod status;
