@@ -5,7 +5,8 @@
 //! (recorded moves not in the source), lists every such case with its seed, game and
 //! ply, and samples the process's resident memory.
 //!
-//! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S]` (defaults 8, 8, 1).
+//! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]` (defaults
+//! 8, 8, 1; `--no-gaps` keeps the link up, to tell the gaps' share from the noise's).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -164,6 +165,7 @@ fn main() {
     let board_count = option(&args, "--boards", 8) as usize;
     let hours = option(&args, "--hours", 8);
     let base_seed = option(&args, "--seed", 1);
+    let gaps_on = !args.iter().any(|a| a == "--no-gaps");
     let games = load();
     let mut order: Vec<usize> = (0..games.len()).collect();
     Rng::new(base_seed).shuffle(&mut order);
@@ -208,14 +210,20 @@ fn main() {
         horizon += SLICE;
         for board in &mut boards {
             while board.run.now() < horizon {
-                let link_down = board.run.now() >= board.gap.0 && board.run.now() < board.gap.1;
+                let link_down =
+                    gaps_on && board.run.now() >= board.gap.0 && board.run.now() < board.gap.1;
                 board.run.set_link(!link_down);
-                if board.run.now() >= board.gap.1 {
+                if gaps_on && board.run.now() >= board.gap.1 {
                     board.gaps += 1;
                     let now = board.run.now();
                     board.next_gap(now);
                 }
-                let until = horizon.min(if link_down { board.gap.1 } else { board.gap.0 });
+                let change = if link_down { board.gap.1 } else { board.gap.0 };
+                let until = if gaps_on {
+                    horizon.min(change)
+                } else {
+                    horizon
+                };
                 let until = until.max(board.run.now());
                 let progress = board.run.step(until, &mut |_, _| events += 1);
                 match progress {
@@ -245,8 +253,9 @@ fn main() {
     let wall = started.elapsed();
     let gaps: usize = boards.iter().map(|b| b.gaps).sum();
     println!(
-        "soak: {board_count} boards x {hours} simulated hours, seed {base_seed}: \
+        "soak: {board_count} boards x {hours} simulated hours, seed {base_seed}, gaps {}: \
          {} games finished, {} plies, {gaps} link gaps, {events} steps' outputs, wall {:.1} s",
+        if gaps_on { "on" } else { "off" },
         tally.games,
         tally.plies,
         wall.as_secs_f64()
