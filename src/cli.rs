@@ -27,7 +27,8 @@ pub enum Command {
     Ports,
     /// Play a bundled real game on a simulated board and show the live result.
     Demo(DemoArgs),
-    /// Re-run a recording made with `run --record` and print the game as PGN.
+    /// Re-run a recording made with `run --record` (or a `--journal` file) and print the
+    /// games as PGN.
     Replay(ReplayArgs),
 }
 
@@ -56,6 +57,11 @@ pub struct RunArgs {
     /// (`boardcast replay FILE` re-runs it).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Journal every board's moves and inputs in this directory (fsync'd at each move),
+    /// and restore every game and move from it at start: after a crash or power loss,
+    /// run again with the same directory and ports. Overrides `journal` in --config.
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
     /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080;
     /// port 0 picks a free port, logged as `listening on http://ADDR`).
     #[arg(long, value_name = "ADDR")]
@@ -129,7 +135,8 @@ impl InferenceArgs {
 /// Options of `boardcast replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// A recording written by `boardcast run --record DIR`.
+    /// A recording written by `boardcast run --record DIR`, or a journal written by
+    /// `boardcast run --journal DIR` (its games are printed; --events is for recordings).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print every inference event, with its time, before the PGN.

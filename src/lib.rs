@@ -12,6 +12,7 @@ pub mod error;
 pub mod game;
 pub mod http;
 pub mod inference;
+pub mod journal;
 pub mod link;
 pub mod mirror;
 pub mod output;

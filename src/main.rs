@@ -13,7 +13,7 @@ use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
 use boardcast::link::session::LinkConfig;
 use boardcast::output::config::{self, FileConfig};
-use boardcast::{demo, ports, recording, replay, signals};
+use boardcast::{demo, journal, ports, recording, replay, signals};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -58,6 +58,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
             answer_timeout: Duration::from_secs(args.answer_timeout),
             silence_timeout: Duration::from_secs(args.silence_timeout),
             record_dir: args.record,
+            journal_dir: args.journal.or(file.journal),
             ..LinkConfig::default()
         },
         engine: args.inference.engine_config(),
@@ -75,6 +76,13 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
 fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
     let failed = |e: String| (EXIT_FAILURE, format!("{}: {e}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| failed(e.to_string()))?;
+    if text.starts_with(journal::format::HEADER) {
+        print!(
+            "{}",
+            journal::replay_text(&text, args.inference.engine_config())
+        );
+        return Ok(());
+    }
     let chunks = recording::parse(&text).map_err(|e| failed(e.to_string()))?;
     let replayed = replay::replay(&chunks, args.inference.engine_config());
     let mut out = String::new();

@@ -14,6 +14,7 @@ mod hardening;
 mod http;
 mod http_harness;
 mod inference_streams;
+mod journal;
 mod link;
 mod mirror;
 mod push;
