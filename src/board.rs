@@ -9,7 +9,7 @@ use shakmaty::fen::Fen;
 use shakmaty::{Color, EnPassantMode, KnownOutcome, Position, Role};
 
 use crate::clock::{ClockTracker, MoveTime};
-use crate::game::write_pgn;
+use crate::game::{GameRecord, write_pgn};
 use crate::inference::{Engine, EngineConfig, EngineError, Event};
 use crate::mirror::Mirror;
 
@@ -113,6 +113,11 @@ impl BoardCore {
     /// The mirror.
     pub fn mirror(&self) -> &Mirror {
         &self.mirror
+    }
+
+    /// The game record as inferred so far.
+    pub fn game(&self) -> &GameRecord {
+        self.engine.game()
     }
 
     /// Applies a message at `now`; returns whether the mirror or the clock changed.

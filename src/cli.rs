@@ -82,6 +82,10 @@ pub struct RunArgs {
     /// Do not serve HTTP.
     #[arg(long, conflicts_with = "http")]
     pub no_http: bool,
+    /// Most HTTP connections served at once (SSE and WebSocket viewers included); more
+    /// are answered `503 Service Unavailable` and closed.
+    #[arg(long, value_name = "N", default_value_t = crate::http::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+    pub max_connections: usize,
     /// Bearer token for the API calls that change anything (default: one is generated
     /// and printed at start).
     #[arg(

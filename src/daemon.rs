@@ -83,6 +83,8 @@ pub struct DaemonConfig {
     pub push: Option<PushTarget>,
     /// A NATS server to publish every board to (`--nats`).
     pub nats: Option<NatsTarget>,
+    /// Most HTTP connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
 }
 
 /// Why `run` stopped with an error.
@@ -328,6 +330,12 @@ async fn start_http(
             token
         }
     };
-    tokio::spawn(http::serve(listener, hub.clone(), control, token));
+    tokio::spawn(http::serve(
+        listener,
+        hub.clone(),
+        control,
+        token,
+        config.max_connections,
+    ));
     Ok(())
 }

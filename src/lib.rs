@@ -21,4 +21,5 @@ pub mod recording;
 pub mod relay;
 pub mod replay;
 pub mod signals;
+pub mod simulated;
 pub mod status;

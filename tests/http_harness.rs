@@ -104,8 +104,14 @@ pub struct Daemon {
 impl Daemon {
     /// Starts `boardcast run` on `ports` with `extra` options, HTTP on a free port.
     pub fn start(ports: &[&str], extra: &[&str]) -> Daemon {
+        Daemon::start_logging(ports, extra, "info")
+    }
+
+    /// Like `start`, with `RUST_LOG` set to `log`.
+    pub fn start_logging(ports: &[&str], extra: &[&str], log: &str) -> Daemon {
         let mut cmd = boardcast();
-        cmd.args(["run", "--http", "127.0.0.1:0", "--token", TOKEN])
+        cmd.env("RUST_LOG", log)
+            .args(["run", "--http", "127.0.0.1:0", "--token", TOKEN])
             .args(extra);
         for port in ports {
             cmd.args(["--port", port]);

@@ -64,6 +64,15 @@ fn pgn(text: String) -> Response {
     ([(header::CONTENT_TYPE, PGN)], text).into_response()
 }
 
+/// A board number from a path: anything that is not one (0, too large, not a number)
+/// names no board.
+pub fn board_id(raw: &str) -> Result<usize, ApiError> {
+    raw.parse::<usize>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::NotFound(format!("board {raw:?}")))
+}
+
 fn require_token(app: &App, headers: &HeaderMap) -> Result<(), ApiError> {
     let token = app.token.as_deref().ok_or(ApiError::ReadOnly)?;
     if authorised(headers, token) {
@@ -79,7 +88,8 @@ pub async fn boards(State(app): State<App>) -> Response {
 }
 
 /// `GET /api/boards/{id}`
-pub async fn board(State(app): State<App>, Path(id): Path<usize>) -> Result<Response, ApiError> {
+pub async fn board(State(app): State<App>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     let view = app
         .hub
         .view(id)
@@ -90,8 +100,9 @@ pub async fn board(State(app): State<App>, Path(id): Path<usize>) -> Result<Resp
 /// `GET /api/boards/{id}/pgn`: the current game.
 pub async fn board_pgn(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     let text = app
         .hub
         .current_pgn(id)
@@ -116,8 +127,9 @@ struct GameEntry {
 /// last.
 pub async fn board_games(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     let games = app
         .hub
         .games(id)
@@ -138,8 +150,9 @@ pub async fn board_games(
 /// `GET /api/boards/{id}/games/{n}.pgn`
 pub async fn board_game(
     State(app): State<App>,
-    Path((id, file)): Path<(usize, String)>,
+    Path((id, file)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     let missing = || ApiError::NotFound(format!("game {file} on board {id}"));
     let n: usize = file
         .strip_suffix(".pgn")
@@ -198,10 +211,11 @@ pub async fn set_round(
 /// `PUT /api/boards/{id}/players` (token): `{"white": "...", "black": "..."}`.
 pub async fn set_players(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
     headers: HeaderMap,
     Json(players): Json<Players>,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     require_token(&app, &headers)?;
     if app.hub.view(id).is_none() {
         return Err(ApiError::NotFound(format!("board {id}")));
@@ -238,10 +252,11 @@ pub struct ResultChange {
 /// `POST /api/boards/{id}/result` (token): enters a result the board cannot show.
 pub async fn set_result(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
     headers: HeaderMap,
     Json(change): Json<ResultChange>,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     require_token(&app, &headers)?;
     let outcome = match change.result.as_deref() {
         None => None,
@@ -264,9 +279,10 @@ pub async fn set_result(
 /// `POST /api/boards/{id}/accept` (token): accepts the board's position as the game's.
 pub async fn accept_board(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     require_token(&app, &headers)?;
     command(&app, id, BoardCommand::AcceptBoard).await
 }
@@ -274,9 +290,10 @@ pub async fn accept_board(
 /// `POST /api/boards/{id}/setup` (token): declares the board's position a new game.
 pub async fn declare_setup(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     require_token(&app, &headers)?;
     command(&app, id, BoardCommand::DeclareSetup).await
 }

@@ -3,6 +3,7 @@
 
 mod api;
 mod auth;
+mod limits;
 mod live;
 mod livechess;
 mod sse;
@@ -10,11 +11,13 @@ mod viewer;
 mod ws;
 
 pub use auth::generate_token;
+pub use limits::DEFAULT_MAX_CONNECTIONS;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use tokio::net::TcpListener;
 
@@ -32,27 +35,34 @@ struct App {
 }
 
 /// Serves the API on `listener` until the runtime stops. `token` guards the calls
-/// that change anything.
-pub async fn serve(listener: TcpListener, hub: Arc<Hub>, control: BoardControl, token: String) {
+/// that change anything; at most `max_connections` are served at once.
+pub async fn serve(
+    listener: TcpListener,
+    hub: Arc<Hub>,
+    control: BoardControl,
+    token: String,
+    max_connections: usize,
+) {
     let app = App {
         hub,
         control,
         token: Some(token.into()),
     };
-    run(listener, app).await;
+    run(listener, app, max_connections).await;
 }
 
 /// Serves a relay's hub read-only: every call that would change something is refused.
+/// A relay is for viewers: it takes as many connections as a daemon does by default.
 pub async fn serve_relay(listener: TcpListener, hub: Arc<Hub>) {
     let app = App {
         hub,
         control: BoardControl::default(),
         token: None,
     };
-    run(listener, app).await;
+    run(listener, app, limits::DEFAULT_MAX_CONNECTIONS).await;
 }
 
-async fn run(listener: TcpListener, app: App) {
+async fn run(listener: TcpListener, app: App, max_connections: usize) {
     let router = Router::new()
         .route("/", get(viewer::page))
         .route("/viewer.js", get(viewer::script))
@@ -72,7 +82,10 @@ async fn run(listener: TcpListener, app: App) {
         .route("/api/events", get(sse::all_events))
         .route("/api/ws", get(ws::events))
         .route("/api/v1.0", get(livechess::socket))
+        .layer(DefaultBodyLimit::max(limits::MAX_BODY))
+        .layer(axum::middleware::from_fn(limits::refuse_large_bodies))
         .with_state(app);
+    let listener = limits::LimitedListener::new(listener, max_connections);
     if let Err(e) = axum::serve(listener, router).await {
         tracing::error!("HTTP server stopped: {e}");
     }

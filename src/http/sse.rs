@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 
 use super::App;
-use super::api::ApiError;
+use super::api::{ApiError, board_id};
 use super::live;
 
 /// Query parameters of the event streams.
@@ -34,10 +34,11 @@ pub async fn all_events(
 /// `GET /api/boards/{id}/events`
 pub async fn board_events(
     State(app): State<App>,
-    Path(id): Path<usize>,
+    Path(id): Path<String>,
     headers: HeaderMap,
     Query(resume): Query<Resume>,
 ) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
     if app.hub.view(id).is_none() {
         return Err(ApiError::NotFound(format!("board {id}")));
     }

@@ -201,4 +201,33 @@ mod tests {
         assert_eq!(line, 5);
         assert!(message.contains("whit"), "{message}");
     }
+
+    #[test]
+    fn every_field_is_named_in_its_error() {
+        let cases: [(&str, usize, &str); 8] = [
+            ("event = 1\n", 1, "event"),
+            ("site = true\n", 1, "site"),
+            ("date = 2026\n", 1, "date"),
+            (
+                "event = \"E\"\n[[board]]\nwhite = \"A\"\nblack = 2\n",
+                4,
+                "black",
+            ),
+            ("[[board]]\nwhite = [1]\n", 2, "white"),
+            ("[push]\nurl = 5\ntoken = \"t\"\n", 2, "url"),
+            ("[push]\nurl = \"http://x\"\ntoken = 7\n", 3, "token"),
+            ("event = \"E\"\nevnt = \"F\"\n", 2, "evnt"),
+        ];
+        for (text, want_line, name) in cases {
+            let (line, field, message) = parse(text).expect_err(text);
+            assert_eq!(line, want_line, "{text:?}: {message}");
+            assert!(
+                field.contains(name) || message.contains(name),
+                "{text:?}: field {field:?}, message {message:?}"
+            );
+        }
+        // A missing field names the table that lacks it.
+        let (_, _, message) = parse("[push]\nurl = \"http://x\"\n").expect_err("no token");
+        assert!(message.contains("token"), "{message}");
+    }
 }

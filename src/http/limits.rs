@@ -1,0 +1,157 @@
+//! Limits that keep a flood of clients from exhausting the daemon: a cap on open
+//! connections and on request bodies.
+//!
+//! Over the connection cap, a new connection is answered at once with `503 Service
+//! Unavailable` and closed (never queued: a client that holds its connection open, as
+//! an SSE viewer does, must not hold up the next arbiter's call indefinitely).
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::Json;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_LENGTH;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::serve::Listener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The largest request body accepted (413 above it); the API's bodies are a few
+/// hundred bytes.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Answers `413 Payload Too Large` at once to a request that declares a body over
+/// [`MAX_BODY`], without waiting for it (bodies without a declared length are cut off
+/// at the limit as they are read).
+pub async fn refuse_large_bodies(request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY as u64) {
+        let error = format!("request body over {MAX_BODY} bytes");
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Json(serde_json::json!({ "error": error })),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+/// Open connections served at once unless told otherwise.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+/// What an over-limit connection is told before it is closed.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\
+content-type: text/plain\r\ncontent-length: 28\r\nretry-after: 5\r\n\r\n\
+too many connections; retry\n";
+
+/// A TCP listener that serves at most `max` connections at once.
+pub struct LimitedListener {
+    inner: TcpListener,
+    permits: Arc<Semaphore>,
+}
+
+impl LimitedListener {
+    /// Wraps `inner`, serving at most `max` connections at once.
+    pub fn new(inner: TcpListener, max: usize) -> Self {
+        LimitedListener {
+            inner,
+            permits: Arc::new(Semaphore::new(max)),
+        }
+    }
+}
+
+impl Listener for LimitedListener {
+    type Io = Limited;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Limited, SocketAddr) {
+        loop {
+            let (stream, addr) = match self.inner.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!("HTTP accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            match self.permits.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    return (
+                        Limited {
+                            stream,
+                            _permit: permit,
+                        },
+                        addr,
+                    );
+                }
+                Err(_) => {
+                    tracing::debug!(%addr, "too many HTTP connections: refused");
+                    // Best effort and never blocking: a client that does not read
+                    // gets the close alone.
+                    let _ = stream.try_write(BUSY);
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+}
+
+/// A served connection; its slot frees when it closes.
+pub struct Limited {
+    stream: TcpStream,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Limited {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Limited {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}

@@ -1,0 +1,175 @@
+//! A virtual board (the simulator) wired to the daemon's decoder and board core in
+//! simulated time: the in-process equivalent of `boardcast simulate` on a pty plus
+//! `boardcast run`, for soak runs and anything else that plays many games fast.
+//!
+//! Time is an event loop: each step runs to the earlier of the simulator's next wakeup
+//! and the engine's next deadline. The link can be cut: bytes sent while it is down are
+//! lost, and when it comes back the host asks for a fresh dump, as the link session
+//! does on recovery.
+
+use std::time::Duration;
+
+use boardcast_protocol::{Command, Decoded, Decoder, Message, RawBoard};
+use boardcast_simulator::{MoveReport, Simulation};
+
+use crate::board::BoardCore;
+use crate::inference::Event;
+
+/// Steps without time moving on after which a run is declared stuck.
+const IDLE_LIMIT: u32 = 16;
+
+/// Something a step produced, with its simulated time.
+#[derive(Debug)]
+pub enum Seen<'a> {
+    /// The engine was shown the mirror after a change (or a dump).
+    Observed(&'a RawBoard),
+    /// The engine's timers ran.
+    Ticked,
+    /// The board core emitted an event.
+    Event(Event),
+    /// The simulator finished a move (its last physical action).
+    Report(MoveReport),
+}
+
+/// Where a run stands after a step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// More to come.
+    Running,
+    /// The simulator has played its script and the engine has no timer left.
+    Finished,
+    /// Time no longer moves on; why.
+    Stuck(String),
+}
+
+/// One virtual board feeding one board core.
+#[derive(Debug)]
+pub struct SimulatedBoard {
+    sim: Simulation,
+    decoder: Decoder,
+    core: BoardCore,
+    now: Duration,
+    link_up: bool,
+    idle: u32,
+}
+
+impl SimulatedBoard {
+    /// Connects `sim` to `core` at `now`: update mode, then a dump, as the daemon opens.
+    pub fn new(sim: Simulation, core: BoardCore, now: Duration) -> Self {
+        let mut board = SimulatedBoard {
+            sim,
+            decoder: Decoder::new(),
+            core,
+            now,
+            link_up: true,
+            idle: 0,
+        };
+        board.open();
+        board
+    }
+
+    /// Puts a new virtual board (the next game) on the same core, as when a board is
+    /// swapped or reconnected: the host opens it afresh.
+    pub fn replace_sim(&mut self, sim: Simulation) {
+        self.sim = sim;
+        self.decoder = Decoder::new();
+        self.link_up = true;
+        self.idle = 0;
+        self.open();
+    }
+
+    fn open(&mut self) {
+        let mut init = Vec::new();
+        Command::SendUpdateNice.encode_into(&mut init);
+        Command::SendBoard.encode_into(&mut init);
+        self.sim.receive(&init, self.now);
+    }
+
+    /// The simulated time.
+    pub fn now(&self) -> Duration {
+        self.now
+    }
+
+    /// The board core.
+    pub fn core(&self) -> &BoardCore {
+        &self.core
+    }
+
+    /// The board core, for operator commands.
+    pub fn core_mut(&mut self) -> &mut BoardCore {
+        &mut self.core
+    }
+
+    /// Takes the board core out (e.g. to rebuild it), ending the run.
+    pub fn into_core(self) -> BoardCore {
+        self.core
+    }
+
+    /// Cuts or restores the link. While it is down, what the board sends is lost; when
+    /// it comes back, the host asks for a fresh dump.
+    pub fn set_link(&mut self, up: bool) {
+        if up && !self.link_up {
+            self.decoder = Decoder::new();
+            self.sim.receive(&Command::SendBoard.encode(), self.now);
+        }
+        self.link_up = up;
+    }
+
+    /// One round of the event loop: what is due now, then time moves to the next
+    /// wakeup or deadline, but not past `until`.
+    pub fn step(&mut self, until: Duration, seen: &mut impl FnMut(Duration, Seen)) -> Progress {
+        let now = self.now;
+        let bytes = self.sim.advance(now);
+        if self.link_up {
+            self.decoder.feed(&bytes);
+        }
+        while let Some(decoded) = self.decoder.poll() {
+            let Decoded::Message(message) = decoded else {
+                continue;
+            };
+            let changed = self.core.on_message(&message, now);
+            if self.core.mirror().is_complete()
+                && (changed || matches!(message, Message::BoardDump(_)))
+            {
+                seen(now, Seen::Observed(self.core.mirror().board()));
+            }
+            while let Some(event) = self.core.poll_event() {
+                seen(now, Seen::Event(event));
+            }
+        }
+        if self.core.next_deadline().is_some_and(|at| at <= now) {
+            self.core.tick(now);
+            seen(now, Seen::Ticked);
+        }
+        while let Some(event) = self.core.poll_event() {
+            seen(now, Seen::Event(event));
+        }
+        while let Some(report) = self.sim.poll_report() {
+            seen(report.completed_at, Seen::Report(report));
+        }
+        let deadline = self.core.next_deadline();
+        if self.sim.is_finished() && deadline.is_none() {
+            return Progress::Finished;
+        }
+        let Some(next) = [self.sim.next_wakeup(), deadline]
+            .into_iter()
+            .flatten()
+            .min()
+        else {
+            return Progress::Finished;
+        };
+        if next <= now {
+            self.idle += 1;
+            if self.idle > IDLE_LIMIT {
+                return Progress::Stuck(format!(
+                    "no progress at {now:?}: sim wakeup {:?}, engine deadline {deadline:?}",
+                    self.sim.next_wakeup()
+                ));
+            }
+        } else {
+            self.idle = 0;
+        }
+        self.now = next.clamp(now, until.max(now));
+        Progress::Running
+    }
+}
