@@ -4,6 +4,8 @@
 //! move in progress, a sequence of moves (possibly with the next one in progress: fast
 //! play or lost updates, see `search`), irregular.
 
+use std::time::Duration;
+
 use shakmaty::{Board, Move, Position, Role};
 
 use super::candidates::{Candidates, Match, Origin};
@@ -95,7 +97,7 @@ impl Engine {
         }
         let alt = from_hardware(&self.raw, !self.rotated, false);
         let alt_diff = diff(&alt, &self.expected);
-        let matched = match self.candidates.find(&alt, alt_diff) {
+        let matched = match self.candidates.find(&alt, alt_diff, |_| true) {
             Match::One(i) => Some(i),
             _ => None,
         };
@@ -211,6 +213,8 @@ impl Engine {
         let evidence = Evidence {
             since: &self.since,
             seen: self.seen(),
+            history: &self.history,
+            start: self.anchor.saturating_sub(self.config.settle),
         };
         let mut found = explain(
             self.record.position(),
@@ -225,6 +229,11 @@ impl Engine {
             && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
         {
             let last = self.record.moves()[n - 1].mv;
+            // The replaced move was begun before the last one was recorded.
+            let evidence = Evidence {
+                start: Duration::ZERO,
+                ..evidence
+            };
             found = explain(
                 previous,
                 &self.observed,
@@ -301,7 +310,8 @@ impl Engine {
         let pos = alt.position().clone();
         let expected = from_board(pos.board(), occupancy);
         let replies = Candidates::build(&expected, &pos, alt.is_over(), None, None, occupancy);
-        let Match::One(i) = replies.find(&self.observed, diff(&self.observed, &expected)) else {
+        let changed = diff(&self.observed, &expected);
+        let Match::One(i) = replies.find(&self.observed, changed, |c| self.landed(c)) else {
             return false;
         };
         let Some(mv) = replies
