@@ -7,10 +7,17 @@
 //!   client, the delivery time (same measure), p50/p99, the slowest client per move, and
 //!   the daemon's resident memory.
 //!
+//! * `nats`: bridges with many boards into NATS, one relay, thousands of SSE clients
+//!   (see `http/nats.rs`).
+//!
 //! ```sh
 //! cargo bench -p boardcast --bench http -- latency 1000
 //! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- fanout 5000'
+//! bash -c 'ulimit -n 20000 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
 //! ```
+
+#[path = "http/nats.rs"]
+mod nats;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -45,10 +52,15 @@ fn main() {
             "fanout" => 5000,
             _ => 1000,
         });
+    let arg =
+        |i: usize, default: usize| args.get(i).and_then(|n| n.parse().ok()).unwrap_or(default);
     match mode {
         "latency" => latency(count),
         "fanout" => fanout(count),
-        other => eprintln!("unknown benchmark {other:?}: latency [MOVES] | fanout [CLIENTS]"),
+        "nats" => nats::nats(count, arg(2, 3), arg(3, 100), arg(4, 600)),
+        other => eprintln!(
+            "unknown benchmark {other:?}: latency [MOVES] | fanout [CLIENTS] | nats [CLIENTS BRIDGES BOARDS MOVES]"
+        ),
     }
 }
 
@@ -339,8 +351,8 @@ fn latency(moves: usize) {
 }
 
 /// `clients` SSE clients as tasks on one thread (so that thousands of them leave the
-/// daemon its CPU); each sends `(client, ply, arrival)` for every move event.
-fn fanout_clients(base: &str, clients: usize) -> Receiver<(usize, u64, Instant)> {
+/// daemon its CPU); each sends `(client, board, ply, arrival)` for every move event.
+fn fanout_clients(base: &str, clients: usize) -> Receiver<(usize, usize, u64, Instant)> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let addr = base.trim_start_matches("http://").to_string();
     let (tx, rx) = mpsc::channel();
@@ -367,17 +379,19 @@ fn fanout_clients(base: &str, clients: usize) -> Receiver<(usize, u64, Instant)>
                         // Cheap parsing: the clients share one core with the daemon.
                         if line.starts_with("data: {") && line.contains(r#""type":"snapshot""#) {
                             // Ply 0: this client is connected.
-                            let _ = tx.send((client, 0, at));
+                            let _ = tx.send((client, 0, 0, at));
                             continue;
                         }
                         if !line.starts_with("data: {") || !line.contains(r#""type":"move""#) {
                             continue;
                         }
-                        let ply = line
-                            .split_once(r#""ply":"#)
-                            .and_then(|(_, rest)| rest.split(',').next()?.parse().ok());
-                        if let Some(ply) = ply
-                            && tx.send((client, ply, at)).is_err()
+                        let number = |key: &str| {
+                            line.split_once(key)
+                                .and_then(|(_, rest)| rest.split(',').next()?.parse::<u64>().ok())
+                        };
+                        let (board, ply) = (number(r#""board":"#), number(r#""ply":"#));
+                        if let (Some(board), Some(ply)) = (board, ply)
+                            && tx.send((client, board as usize, ply, at)).is_err()
                         {
                             break;
                         }
@@ -412,7 +426,7 @@ fn fanout(clients: usize) {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 break;
             };
-            let Ok((client, arrived_ply, at)) = arrivals.recv_timeout(left) else {
+            let Ok((client, _, arrived_ply, at)) = arrivals.recv_timeout(left) else {
                 break;
             };
             if arrived_ply == ply && !seen[client] {

@@ -22,6 +22,7 @@ use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker};
 use crate::output::control::BoardControl;
 use crate::output::files::keep_pgn_dir;
 use crate::output::hub::Hub;
+use crate::output::nats::{NatsTarget, publish_to_nats};
 use crate::output::push::{PushTarget, push_round};
 use crate::output::round::Round;
 use crate::status::{DaemonStatus, write_status_file};
@@ -76,6 +77,8 @@ pub struct DaemonConfig {
     pub round: Round,
     /// A lichess broadcast round to push the games to.
     pub push: Option<PushTarget>,
+    /// A NATS server to publish every board to (`--nats`).
+    pub nats: Option<NatsTarget>,
 }
 
 /// Why `run` stopped with an error.
@@ -224,6 +227,9 @@ async fn serve(
     }
     if let Some(target) = &config.push {
         tokio::spawn(push_round(hub.clone(), target.clone()));
+    }
+    if let Some(target) = &config.nats {
+        tokio::spawn(publish_to_nats(hub.clone(), target.clone()));
     }
     let (bridge, mut updates) = tokio::sync::mpsc::unbounded_channel();
     // The workers speak std channels; this thread carries their updates into the

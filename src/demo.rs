@@ -68,6 +68,7 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         pgn_dir: None,
         round: round_of(&script_tags),
         push: None,
+        nats: None,
     };
     let stop = shutdown.clone();
     let watcher = std::thread::spawn(move || stop_when_finished(board, stop));

@@ -17,8 +17,9 @@ use serialport::{SerialPort, TTYPort};
 
 use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
 use super::{OpenError, READ_TIMEOUT, open_port};
-use crate::board::{BoardCommand, BoardCore};
+use crate::board::BoardCommand;
 use crate::inference::{EngineConfig, EngineError, Event};
+use crate::journal::JournaledCore;
 use crate::recording::{Direction, Recorder};
 use crate::status::{BoardStatus, Connection};
 
@@ -59,7 +60,8 @@ pub struct BoardWorker {
     requests: Receiver<BoardRequest>,
     shutdown: Arc<AtomicBool>,
     epoch: Instant,
-    core: BoardCore,
+    /// The board core, journalled with `--journal`.
+    core: JournaledCore,
     /// Engine events not yet sent with an update.
     events: Vec<Event>,
     /// Where the raw traffic goes, while recording works.
@@ -89,7 +91,13 @@ impl BoardWorker {
         shutdown: Arc<AtomicBool>,
     ) -> std::io::Result<JoinHandle<()>> {
         let id = board.id;
-        let core = BoardCore::new(board.engine);
+        // Restored from the journal before the port is read, and published first.
+        let core = JournaledCore::open(
+            board.engine,
+            board.link.journal_dir.as_deref(),
+            id,
+            &board.path,
+        );
         let mut status = BoardStatus::new(board.id, board.path);
         status.game = Some(core.game_status());
         let worker = BoardWorker {
@@ -213,6 +221,10 @@ impl BoardWorker {
                     }
                     Message::Version { major, minor } => {
                         self.status.version = Some(format!("{major}.{minor}"));
+                        // The core learns from the version too: a Pegasus (1.0) reports
+                        // occupancy only.
+                        self.core.on_message(&message, now);
+                        self.status.game = Some(self.core.game_status());
                         return true;
                     }
                     _ => {}
@@ -289,7 +301,7 @@ impl BoardWorker {
         let mut any = false;
         while let Ok(request) = self.requests.try_recv() {
             any = true;
-            let outcome = self.core.apply(request.command);
+            let outcome = self.core.apply(request.command, self.now());
             (request.reply)(outcome);
         }
         if any {

@@ -5,6 +5,7 @@
 //! site = "Utrecht"
 //! round = "3"
 //! date = "2026.03.01"          # default: today
+//! journal = "/var/lib/boardcast/round-3"  # optional: as --journal DIR
 //!
 //! [[board]]                    # board 1, then board 2, ...
 //! white = "Carlsen, Magnus"
@@ -54,6 +55,8 @@ pub struct FileConfig {
     pub round: Round,
     /// Where to push the round's PGN, if anywhere.
     pub push: Option<PushTarget>,
+    /// Where to journal the boards (`--journal`), if anywhere.
+    pub journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +69,7 @@ struct RawConfig {
     #[serde(default)]
     board: Vec<Players>,
     push: Option<RawPush>,
+    journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,7 +112,11 @@ fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
         url: p.url,
         token: p.token,
     });
-    Ok(FileConfig { round, push })
+    Ok(FileConfig {
+        round,
+        push,
+        journal: raw.journal,
+    })
 }
 
 /// `, field "key"` for a `key = value` line, so that errors about a value name its field.
@@ -135,6 +143,8 @@ mod tests {
         assert_eq!(config.round.round_tag(2), "2.2");
         assert_eq!(config.round.players(2), ("C".into(), "?".into()));
         assert_eq!(config.push.expect("push").url, "http://x/push");
+        let config = parse("journal = \"/var/lib/j\"\n").expect("valid");
+        assert_eq!(config.journal, Some(PathBuf::from("/var/lib/j")));
     }
 
     #[test]

@@ -245,6 +245,67 @@ impl Hub {
     pub fn board_count(&self) -> usize {
         self.lock().views.len()
     }
+
+    /// Board `id`'s status, view, finished games and current PGN, taken together.
+    pub fn board_state(&self, id: usize) -> Option<(BoardStatus, BoardView, Vec<String>, String)> {
+        let state = self.lock();
+        let index = id.checked_sub(1)?;
+        Some((
+            state.status.boards.get(index)?.clone(),
+            state.views.get(index)?.clone(),
+            state.archives.get(index)?.clone(),
+            current_pgn_of(&state, id)?,
+        ))
+    }
+
+    /// Adds a board fed from elsewhere (a relay's NATS feed) as the next board number,
+    /// which it returns; live clients are told of it by a connection event.
+    pub fn add_remote(&self, board: RemoteBoard) -> usize {
+        let mut state = self.lock();
+        let id = state.views.len() + 1;
+        state
+            .status
+            .boards
+            .push(BoardStatus::new(id, PathBuf::new()));
+        state.views.push(board.view.clone());
+        state.archives.push(Vec::new());
+        let change = Change::Connection {
+            connection: board.status.connection,
+            serial: board.status.serial.clone(),
+        };
+        drop(state);
+        self.apply_remote(id, board, &[change]);
+        id
+    }
+
+    /// Replaces board `id` with what its bridge published, and publishes `changes`
+    /// (what happened since the bridge's previous message) as live events.
+    pub fn apply_remote(&self, id: usize, mut board: RemoteBoard, changes: &[Change]) {
+        let mut state = self.lock();
+        let Some(index) = id.checked_sub(1).filter(|i| *i < state.views.len()) else {
+            return;
+        };
+        board.status.id = id;
+        board.view.id = id;
+        state.status.boards[index] = board.status;
+        state.views[index] = board.view;
+        state.archives[index] = board.finished_games;
+        for change in changes {
+            self.publish(&mut state, index, change);
+        }
+        drop(state);
+        self.pgn_changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// A board as another daemon published it (see `output::nats`).
+pub struct RemoteBoard {
+    /// Its status there (the id is replaced by this hub's number).
+    pub status: BoardStatus,
+    /// Its view there (likewise).
+    pub view: BoardView,
+    /// The games it finished, oldest first.
+    pub finished_games: Vec<String>,
 }
 
 fn current_pgn_of(state: &HubState, id: usize) -> Option<String> {
