@@ -125,7 +125,7 @@ impl Engine {
         if !alt_diff.any() {
             return false;
         }
-        if let Match::One(i) = self.candidates.find(&alt, alt_diff) {
+        if let Match::One(i) = self.candidates.find(&alt, alt_diff, |_| true) {
             self.turn_around();
             self.commit(i);
             return true;
