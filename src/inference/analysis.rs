@@ -145,6 +145,7 @@ impl Engine {
 
     fn turn_around(&mut self) {
         self.rotated = !self.rotated;
+        self.history.turn();
         // Square s of one reading is square 63 - s of the other: the change times follow
         // the physical squares.
         self.since.reverse();

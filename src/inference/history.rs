@@ -35,6 +35,13 @@ impl History {
         self.changes.push_back(change);
     }
 
+    /// The same changes read with the board turned 180° (a1 is h8).
+    pub fn turn(&mut self) {
+        for c in &mut self.changes {
+            c.square = c.square.flip_vertical().flip_horizontal();
+        }
+    }
+
     fn on(&self, square: Square) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(move |c| c.square == square)
     }
