@@ -4,6 +4,8 @@
 //! move in progress, a sequence of moves (possibly with the next one in progress: fast
 //! play or lost updates, see `search`), irregular.
 
+use std::time::Duration;
+
 use shakmaty::{Board, Move, Position, Role};
 
 use super::candidates::{Candidates, Match, Origin};
@@ -95,7 +97,7 @@ impl Engine {
         }
         let alt = from_hardware(&self.raw, !self.rotated, false);
         let alt_diff = diff(&alt, &self.expected);
-        let matched = match self.candidates.find(&alt, alt_diff) {
+        let matched = match self.candidates.find(&alt, alt_diff, |_| true) {
             Match::One(i) => Some(i),
             _ => None,
         };
@@ -123,7 +125,7 @@ impl Engine {
         if !alt_diff.any() {
             return false;
         }
-        if let Match::One(i) = self.candidates.find(&alt, alt_diff) {
+        if let Match::One(i) = self.candidates.find(&alt, alt_diff, |_| true) {
             self.turn_around();
             self.commit(i);
             return true;
@@ -143,6 +145,7 @@ impl Engine {
 
     fn turn_around(&mut self) {
         self.rotated = !self.rotated;
+        self.history.turn();
         // Square s of one reading is square 63 - s of the other: the change times follow
         // the physical squares.
         self.since.reverse();
@@ -247,6 +250,8 @@ impl Engine {
         let evidence = Evidence {
             since: &self.since,
             seen: self.seen(),
+            history: &self.history,
+            start: self.anchor.saturating_sub(self.config.settle),
         };
         let mut found = explain(
             self.record.position(),
@@ -261,6 +266,11 @@ impl Engine {
             && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
         {
             let last = self.record.moves()[n - 1].mv;
+            // The replaced move was begun before the last one was recorded.
+            let evidence = Evidence {
+                start: Duration::ZERO,
+                ..evidence
+            };
             found = explain(
                 previous,
                 &self.observed,
@@ -337,7 +347,8 @@ impl Engine {
         let pos = alt.position().clone();
         let expected = from_board(pos.board(), occupancy);
         let replies = Candidates::build(&expected, &pos, alt.is_over(), None, None, occupancy);
-        let Match::One(i) = replies.find(&self.observed, diff(&self.observed, &expected)) else {
+        let changed = diff(&self.observed, &expected);
+        let Match::One(i) = replies.find(&self.observed, changed, |c| self.landed(c)) else {
             return false;
         };
         let Some(mv) = replies

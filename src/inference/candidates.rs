@@ -27,6 +27,10 @@ pub(crate) struct Candidate {
     pub mover: Color,
     /// Squares where the board after the move differs from the expected board.
     pub changed: Bitboard,
+    /// Squares the move's pieces leave or land on (plus, for a correction, those of the
+    /// move it replaces): a superset of `changed`, which on an occupancy-only board
+    /// leaves out a capture's target (occupied before and after).
+    pub touched: Bitboard,
     /// The codes on `changed`, in square order.
     values: [u8; 8],
 }
@@ -86,7 +90,8 @@ impl Candidates {
                     continue;
                 }
                 let (board, touched) = after_move(base, mv, pos.turn(), occupancy_only);
-                let changed = diff_on(&board, expected, touched | base_diff);
+                let touched = touched | base_diff;
+                let changed = diff_on(&board, expected, touched);
                 let mut values = [UNKNOWN; 8];
                 for (slot, sq) in values.iter_mut().zip(changed) {
                     *slot = board[sq.to_usize()];
@@ -96,6 +101,7 @@ impl Candidates {
                     mv,
                     mover: pos.turn(),
                     changed,
+                    touched,
                     values,
                 });
             }
@@ -123,13 +129,18 @@ impl Candidates {
     }
 
     /// The candidate whose board is exactly `observed` (`changed` = its diff with the
-    /// expected board). Promotions that only differ in the piece (indistinguishable on
-    /// occupancy boards) resolve to the queen.
-    pub fn find(&self, observed: &Codes, changed: Bitboard) -> Match {
+    /// expected board) and that `evidence` accepts. Promotions that only differ in the
+    /// piece (indistinguishable on occupancy boards) resolve to the queen.
+    pub fn find(
+        &self,
+        observed: &Codes,
+        changed: Bitboard,
+        evidence: impl Fn(&Candidate) -> bool,
+    ) -> Match {
         let mut found: Option<usize> = None;
         let mut several = false;
         for (i, c) in self.list.iter().enumerate() {
-            if c.changed != changed || !c.shown_on(observed, changed) {
+            if c.changed != changed || !c.shown_on(observed, changed) || !evidence(c) {
                 continue;
             }
             match found {
@@ -150,7 +161,7 @@ impl Candidates {
     }
 
     /// Candidates the board is part-way to: every square that differs from the
-    /// expected board is one the move changes, and shows either its final content,
+    /// expected board is one the move touches, and shows either its final content,
     /// an empty square (a piece in the hand) or, on the promotion square, the pawn.
     pub fn partial(&self, observed: &Codes, changed: Bitboard, occupancy_only: bool) -> Vec<usize> {
         if changed.is_empty() {
@@ -158,13 +169,13 @@ impl Candidates {
         }
         let mut out = Vec::new();
         for (i, c) in self.list.iter().enumerate() {
-            if (changed & !c.changed).any() {
+            if (changed & !c.touched).any() {
                 continue;
             }
             let pawn = normalize(piece_code(Role::Pawn.of(c.mover)), occupancy_only);
             let fits = changed.into_iter().all(|sq| {
                 let code = observed[sq.to_usize()];
-                code == c.value(sq)
+                (c.changed.contains(sq) && code == c.value(sq))
                     || code == EMPTY
                     || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
             });
@@ -240,18 +251,18 @@ mod tests {
             false,
         );
         let board = play(&pos, "g1f3", false);
-        match c.find(&board, diff(&board, &expected)) {
+        match c.find(&board, diff(&board, &expected), |_| true) {
             Match::One(i) => assert_eq!(c.san(i, &pos), "Nf3"),
             other => panic!("{other:?}"),
         }
-        assert_eq!(c.find(&expected, Bitboard::EMPTY), Match::None);
+        assert_eq!(c.find(&expected, Bitboard::EMPTY, |_| true), Match::None);
     }
 
     #[test]
     fn occupancy_promotion_defaults_to_queen() {
         let (pos, expected, c) = build("8/4P1k1/8/8/8/8/8/4K3 w - - 0 1", true);
         let board = play(&pos, "e7e8n", true);
-        match c.find(&board, diff(&board, &expected)) {
+        match c.find(&board, diff(&board, &expected), |_| true) {
             Match::One(i) => assert_eq!(c.san(i, &pos), "e8=Q"),
             other => panic!("{other:?}"),
         }

@@ -23,10 +23,11 @@ use boardcast_protocol::RawBoard;
 use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, uci::UciMove};
 
 use super::analysis::Unexplained;
-use super::candidates::{Candidates, Match, Origin};
-use super::codes::{Codes, diff, from_board, from_hardware};
+use super::candidates::{Candidate, Candidates, Match, Origin};
+use super::codes::{Codes, EMPTY, diff, from_board, from_hardware};
 use super::config::EngineConfig;
 use super::event::Event;
+use super::history::{Change, History};
 use super::search::Since;
 use crate::game::{GameRecord, Status};
 
@@ -61,6 +62,8 @@ pub struct Engine {
     /// When each square last changed, and since when changes belong to moves not yet
     /// recorded (the board first showed the last recorded move).
     pub(super) changed_at: Since,
+    /// The changes themselves, in order (see `history`).
+    pub(super) history: History,
     pub(super) anchor: Duration,
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
@@ -99,6 +102,7 @@ impl Engine {
             diff: Bitboard::EMPTY,
             since: [None; 64],
             changed_at: [None; 64],
+            history: History::default(),
             anchor: Duration::ZERO,
             candidates: Candidates::default(),
             tentative: None,
@@ -198,6 +202,11 @@ impl Engine {
         for sq in diff(&board, &self.observed) {
             let i = sq.to_usize();
             self.changed_at[i] = Some(now);
+            self.history.push(Change {
+                at: now,
+                square: sq,
+                occupied: board[i] != EMPTY,
+            });
             if board[i] == self.expected[i] {
                 self.since[i] = None;
             } else if self.since[i].is_none() {
@@ -230,10 +239,38 @@ impl Engine {
     /// Compares the observed board with the expected one and the candidate moves.
     pub(super) fn refresh(&mut self, now: Duration) {
         self.diff = diff(&self.observed, &self.expected);
-        self.tentative = match self.candidates.find(&self.observed, self.diff) {
+        self.tentative = match self.find_move(&self.candidates) {
             Match::One(index) if self.diff.any() => Some(Tentative { index, since: now }),
             _ => None,
         };
+    }
+
+    /// The candidate move the observed board shows. On an occupancy-only board a capture
+    /// leaves the same board as its piece still in the hand, or as another capture by
+    /// the same piece: it is only the move made when its target square was seen to be
+    /// occupied again after the piece was lifted (the capturing piece landing).
+    pub(super) fn find_move(&self, candidates: &Candidates) -> Match {
+        candidates.find(&self.observed, self.diff, |c| self.landed(c))
+    }
+
+    /// Whether the board history shows `c`'s piece landing on a captured piece's square:
+    /// the square changed (last, to occupied) no earlier than the piece's square was
+    /// left. Quiet moves, and any move on a board that reads piece codes, need no such
+    /// evidence.
+    pub(super) fn landed(&self, c: &Candidate) -> bool {
+        if !self.config.occupancy_only {
+            return true;
+        }
+        let (Some(from), true) = (c.mv.from(), c.mv.is_capture()) else {
+            return true;
+        };
+        let to = c.mv.to().to_usize();
+        let from = from.to_usize();
+        let lifted = self.since[from].or(self.changed_at[from]);
+        match (self.changed_at[to], lifted) {
+            (Some(landed), Some(lifted)) => landed >= lifted && landed >= self.anchor,
+            _ => false,
+        }
     }
 
     /// Whether `board` still shows the tentative move on its squares while the other side
@@ -418,7 +455,7 @@ impl Engine {
         }
         // The board may already show the next move complete (it was made while this one
         // waited out its window).
-        self.tentative = match self.candidates.find(&self.observed, self.diff) {
+        self.tentative = match self.find_move(&self.candidates) {
             Match::One(index) if self.diff.any() => Some(Tentative {
                 index,
                 since: self.last_change,

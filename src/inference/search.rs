@@ -12,6 +12,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role};
 
 use super::codes::{Codes, EMPTY, after_move, code_piece, diff, from_board, normalize, piece_code};
+use super::history::History;
 
 /// Most explanations collected per depth.
 const MAX_COUNTED: usize = 16;
@@ -35,6 +36,11 @@ pub(crate) struct Evidence<'a> {
     /// Squares seen to change: a move whose squares never changed was not made (a scan
     /// can miss a piece placed and lifted again quickly, so this only ranks).
     pub seen: Bitboard,
+    /// The board's changes, and the earliest time the first move's lift can have been
+    /// read: on an occupancy-only board only a piece seen leaving its square (after the
+    /// previous move's piece did) can have moved.
+    pub history: &'a History,
+    pub start: Duration,
 }
 
 /// The outcome of a search.
@@ -53,6 +59,15 @@ pub(crate) enum Explanation {
         plies: usize,
         count: usize,
     },
+}
+
+/// One move of a sequence being searched: the squares it changes and, on an
+/// occupancy-only board, when its piece was seen to leave its square.
+#[derive(Clone, Copy)]
+struct Step {
+    mv: Move,
+    squares: Bitboard,
+    lift: Duration,
 }
 
 /// One sequence that explains the board.
@@ -152,13 +167,7 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    fn dfs(
-        &mut self,
-        pos: &Chess,
-        codes: &Codes,
-        remaining: usize,
-        path: &mut Vec<(Move, Bitboard)>,
-    ) {
+    fn dfs(&mut self, pos: &Chess, codes: &Codes, remaining: usize, path: &mut Vec<Step>) {
         *self.nodes += 1;
         if self.found.len() >= MAX_COUNTED || *self.nodes >= MAX_NODES {
             return;
@@ -166,9 +175,9 @@ impl Search<'_> {
         if remaining == 0 {
             let complete = codes == self.target;
             if complete || self.in_progress(pos, codes) {
-                let squares = path.iter().fold(Bitboard::EMPTY, |all, (_, sq)| all | *sq);
+                let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
                 self.found.push(Sequence {
-                    moves: path.iter().map(|(mv, _)| *mv).collect(),
+                    moves: path.iter().map(|s| s.mv).collect(),
                     complete,
                     visible: (squares & !self.evidence.seen).is_empty(),
                     ordered: self.ordered(path),
@@ -183,10 +192,20 @@ impl Search<'_> {
             if path.is_empty() && Some(mv) == self.skip_first {
                 continue;
             }
+            // On an occupancy-only board only a piece seen leaving its square can move.
+            let lift = if self.occupancy_only {
+                let after = path.last().map_or(self.evidence.start, |s| s.lift);
+                match self.lifted(mv, after) {
+                    Some(t) => t,
+                    None => continue,
+                }
+            } else {
+                Duration::ZERO
+            };
             let (next_codes, squares) = after_move(codes, mv, pos.turn(), self.occupancy_only);
             let mut next = pos.clone();
             next.play_unchecked(mv);
-            path.push((mv, squares));
+            path.push(Step { mv, squares, lift });
             self.dfs(&next, &next_codes, remaining - 1, path);
             path.pop();
         }
@@ -227,13 +246,26 @@ impl Search<'_> {
         })
     }
 
+    /// When the piece(s) of `mv` were first seen leaving their square at or after
+    /// `after` (castling: the first of king and rook, both must have left).
+    fn lifted(&self, mv: Move, after: Duration) -> Option<Duration> {
+        let history = self.evidence.history;
+        match mv {
+            Move::Castle { king, rook } => history
+                .left(king, after)
+                .zip(history.left(rook, after))
+                .map(|(k, r)| k.min(r)),
+            _ => history.left(mv.from()?, after),
+        }
+    }
+
     /// Whether the moves were started in the order their pieces were seen lifted: a move
     /// whose square of departure no earlier move touched was started when that square
     /// began to differ, which must not be before the previous such move's.
-    fn ordered(&self, path: &[(Move, Bitboard)]) -> bool {
+    fn ordered(&self, path: &[Step]) -> bool {
         let mut touched = Bitboard::EMPTY;
         let mut last = Duration::ZERO;
-        for &(mv, squares) in path {
+        for &Step { mv, squares, .. } in path {
             if let Some(from) = mv.from()
                 && !touched.contains(from)
                 && let Some(at) = self.evidence.since[from.to_usize()]
@@ -354,9 +386,12 @@ mod tests {
     const NO_ORDER: Since = [None; 64];
 
     fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
+        let history = History::default();
         let evidence = Evidence {
             since,
             seen: Bitboard::FULL,
+            history: &history,
+            start: Duration::ZERO,
         };
         explain(start, target, evidence, false, 4, None)
     }
