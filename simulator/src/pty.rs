@@ -58,13 +58,7 @@ impl std::fmt::Debug for PtyBoard {
 
 /// Open a pseudo-terminal, put it in raw mode and run the simulation on it in real time.
 pub fn spawn_on_pty(config: SimConfig, source: Source) -> Result<PtyBoard, SimError> {
-    let pty = openpty(None, None)?;
-    let mut termios = tcgetattr(pty.slave.as_fd())?;
-    cfmakeraw(&mut termios);
-    tcsetattr(pty.slave.as_fd(), SetArg::TCSANOW, &termios)?;
-    let path = nix::unistd::ttyname(pty.slave.as_fd())?;
-    let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL)?);
-    fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    let pty = RawPty::open()?;
 
     let (sim, lines) = match source {
         Source::Script(s) => (Simulation::new(config, s), None),
@@ -94,13 +88,113 @@ pub fn spawn_on_pty(config: SimConfig, source: Source) -> Result<PtyBoard, SimEr
         .name("virtual-dgt-board".into())
         .spawn(move || runner.run())?;
     Ok(PtyBoard {
-        path,
+        path: pty.path,
         reports,
         sim,
         stop,
         thread: Some(thread),
         _slave: pty.slave,
     })
+}
+
+/// A raw-mode pseudo-terminal: the master side (non-blocking) for the device, the slave
+/// side kept open so the master never sees a hang-up, and the slave's path.
+pub(crate) struct RawPty {
+    pub(crate) master: OwnedFd,
+    pub(crate) slave: OwnedFd,
+    pub(crate) path: PathBuf,
+}
+
+impl RawPty {
+    pub(crate) fn open() -> Result<RawPty, SimError> {
+        let pty = openpty(None, None)?;
+        let mut termios = tcgetattr(pty.slave.as_fd())?;
+        cfmakeraw(&mut termios);
+        tcsetattr(pty.slave.as_fd(), SetArg::TCSANOW, &termios)?;
+        let path = nix::unistd::ttyname(pty.slave.as_fd())?;
+        let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL)?);
+        fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+        Ok(RawPty {
+            master: pty.master,
+            slave: pty.slave,
+            path,
+        })
+    }
+}
+
+/// What the runner drives on the pty: one simulated board, or a chain of them on a bus.
+pub(crate) trait Device: Send + 'static {
+    /// What the device reports as moves are completed.
+    type Report: Send + 'static;
+    /// Host bytes arrived at `now`.
+    fn receive(&mut self, bytes: &[u8], now: Duration);
+    /// Runs up to `now`; returns the bytes to send.
+    fn advance(&mut self, now: Duration) -> Vec<u8>;
+    /// When something next happens.
+    fn next_wakeup(&self) -> Option<Duration>;
+    /// The next completed move.
+    fn poll_report(&mut self) -> Option<Self::Report>;
+    /// A line of standard input (interactive or stepped play).
+    fn input_line(&mut self, _interactive: bool, _line: &str, _now: Duration) {}
+    /// Standard input ended.
+    fn input_closed(&mut self, _interactive: bool) {}
+}
+
+impl Device for Simulation {
+    type Report = MoveReport;
+
+    fn receive(&mut self, bytes: &[u8], now: Duration) {
+        Simulation::receive(self, bytes, now);
+    }
+
+    fn advance(&mut self, now: Duration) -> Vec<u8> {
+        Simulation::advance(self, now)
+    }
+
+    fn next_wakeup(&self) -> Option<Duration> {
+        Simulation::next_wakeup(self)
+    }
+
+    fn poll_report(&mut self) -> Option<MoveReport> {
+        Simulation::poll_report(self)
+    }
+
+    fn input_line(&mut self, interactive: bool, line: &str, now: Duration) {
+        if interactive {
+            if let Err(e) = self.submit_line(line, now) {
+                eprintln!("virtual board: {e}");
+            }
+        } else {
+            self.step(now);
+        }
+    }
+
+    fn input_closed(&mut self, interactive: bool) {
+        if interactive {
+            self.close_input();
+        }
+    }
+}
+
+/// Runs `device` on the master side of `pty` on a new thread until `stop` is set.
+pub(crate) fn spawn_runner<D: Device>(
+    master: OwnedFd,
+    device: Arc<Mutex<D>>,
+    stop: Arc<AtomicBool>,
+    reports: Sender<D::Report>,
+) -> std::io::Result<JoinHandle<()>> {
+    let runner = Runner {
+        master,
+        sim: device,
+        stop,
+        reports,
+        lines: None,
+        epoch: Instant::now(),
+        backlog: Vec::new(),
+    };
+    std::thread::Builder::new()
+        .name("virtual-dgt-bus".into())
+        .spawn(move || runner.run())
 }
 
 impl PtyBoard {
@@ -143,7 +237,7 @@ impl Drop for PtyBoard {
     }
 }
 
-fn lock(sim: &Mutex<Simulation>) -> MutexGuard<'_, Simulation> {
+pub(crate) fn lock<T>(sim: &Mutex<T>) -> MutexGuard<'_, T> {
     sim.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -164,17 +258,17 @@ fn spawn_line_reader(reader: Box<dyn BufRead + Send>) -> Receiver<String> {
     rx
 }
 
-struct Runner {
+struct Runner<D: Device> {
     master: OwnedFd,
-    sim: Arc<Mutex<Simulation>>,
+    sim: Arc<Mutex<D>>,
     stop: Arc<AtomicBool>,
-    reports: Sender<MoveReport>,
+    reports: Sender<D::Report>,
     lines: Option<(bool, Receiver<String>)>,
     epoch: Instant,
     backlog: Vec<u8>,
 }
 
-impl Runner {
+impl<D: Device> Runner<D> {
     fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
@@ -221,20 +315,10 @@ impl Runner {
         if let Some((interactive, rx)) = &self.lines {
             loop {
                 match rx.try_recv() {
-                    Ok(line) => {
-                        if *interactive {
-                            if let Err(e) = sim.submit_line(&line, now) {
-                                eprintln!("virtual board: {e}");
-                            }
-                        } else {
-                            sim.step(now);
-                        }
-                    }
+                    Ok(line) => sim.input_line(*interactive, &line, now),
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => {
-                        if *interactive {
-                            sim.close_input();
-                        }
+                        sim.input_closed(*interactive);
                         self.lines = None;
                         break;
                     }
