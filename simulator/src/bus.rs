@@ -353,16 +353,16 @@ impl BusChain {
     }
 }
 
-impl Device for BusChain {
-    type Report = (usize, MoveReport);
-
-    fn receive(&mut self, bytes: &[u8], now: Duration) {
+impl BusChain {
+    /// Host bytes arrived at `now`: every board hears them.
+    pub fn receive(&mut self, bytes: &[u8], now: Duration) {
         for board in &mut self.boards {
             board.receive(bytes, now);
         }
     }
 
-    fn advance(&mut self, now: Duration) -> Vec<u8> {
+    /// Runs every board up to `now`; returns what they send, in time order.
+    pub fn advance(&mut self, now: Duration) -> Vec<u8> {
         let mut sends: Vec<(Duration, Vec<u8>)> = self
             .boards
             .iter_mut()
@@ -372,15 +372,37 @@ impl Device for BusChain {
         sends.into_iter().flat_map(|(_, bytes)| bytes).collect()
     }
 
-    fn next_wakeup(&self) -> Option<Duration> {
+    /// When some board next has something to do.
+    pub fn next_wakeup(&self) -> Option<Duration> {
         self.boards.iter().filter_map(BusBoard::next_wakeup).min()
     }
 
-    fn poll_report(&mut self) -> Option<(usize, MoveReport)> {
+    /// The next completed move, with the board's index.
+    pub fn poll_report(&mut self) -> Option<(usize, MoveReport)> {
         self.boards
             .iter_mut()
             .enumerate()
             .find_map(|(i, b)| b.poll_report().map(|r| (i, r)))
+    }
+}
+
+impl Device for BusChain {
+    type Report = (usize, MoveReport);
+
+    fn receive(&mut self, bytes: &[u8], now: Duration) {
+        BusChain::receive(self, bytes, now);
+    }
+
+    fn advance(&mut self, now: Duration) -> Vec<u8> {
+        BusChain::advance(self, now)
+    }
+
+    fn next_wakeup(&self) -> Option<Duration> {
+        BusChain::next_wakeup(self)
+    }
+
+    fn poll_report(&mut self) -> Option<(usize, MoveReport)> {
+        BusChain::poll_report(self)
     }
 }
 
