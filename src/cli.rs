@@ -36,8 +36,13 @@ pub enum Command {
 pub struct RunArgs {
     /// Serial port of a board (e.g. /dev/ttyACM0). Repeat for several boards; they are
     /// numbered from 1 in the order given.
-    #[arg(long = "port", value_name = "PATH", required = true)]
+    #[arg(long = "port", value_name = "PATH", required_unless_present = "bus")]
     pub ports: Vec<PathBuf>,
+    /// Serial port of a chain of older DGT boards in bus mode (repeat for several
+    /// chains). The boards are found by ping and numbered after the --port boards, in
+    /// the order they answer.
+    #[arg(long = "bus", value_name = "PATH")]
+    pub bus: Vec<PathBuf>,
     /// Keep a JSON snapshot of every board's status in this file, rewritten atomically on
     /// every change.
     #[arg(long, value_name = "PATH")]

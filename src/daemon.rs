@@ -8,7 +8,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use crate::board::BoardCommand;
 use crate::error::{DaemonError, EXIT_FAILURE};
 use crate::http;
 use crate::inference::EngineConfig;
+use crate::link::bus::{BusShared, BusSpec, spawn_bus};
 use crate::link::open_port;
 use crate::link::session::LinkConfig;
 use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker};
@@ -60,6 +61,9 @@ impl HttpListen {
 pub struct DaemonConfig {
     /// Serial ports, one board each, numbered from 1 in this order.
     pub ports: Vec<PathBuf>,
+    /// Serial ports with a chain of boards in bus mode each; their boards are numbered
+    /// after those of `ports` as they are found.
+    pub bus_ports: Vec<PathBuf>,
     /// Where to keep the JSON status snapshot, if anywhere.
     pub status_file: Option<PathBuf>,
     /// Link protocol timing.
@@ -169,6 +173,14 @@ pub fn run(
             }
         }
     }
+    let control = BoardControl::new(boards);
+    workers.extend(start_buses(
+        config,
+        &control,
+        &updates,
+        &shutdown,
+        &mut first_error,
+    ));
     if workers.is_empty()
         && let Some(error) = first_error
     {
@@ -176,7 +188,6 @@ pub fn run(
     }
     drop(updates);
     let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
-    let control = BoardControl::new(boards);
     tag_boards(&control, &config.round, config.ports.len());
     let result = runtime.block_on(serve(
         config,
@@ -193,6 +204,46 @@ pub fn run(
     // Open HTTP connections and a push in flight are cut short.
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
+}
+
+/// Opens every bus port and starts its thread; returns the threads started.
+fn start_buses(
+    config: &DaemonConfig,
+    control: &BoardControl,
+    updates: &mpsc::Sender<BoardUpdate>,
+    shutdown: &Arc<AtomicBool>,
+    first_error: &mut Option<DaemonError>,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let shared = BusShared {
+        next_id: Arc::new(AtomicUsize::new(config.ports.len() + 1)),
+        control: control.clone(),
+        updates: updates.clone(),
+        shutdown: shutdown.clone(),
+    };
+    let mut threads = Vec::new();
+    for path in &config.bus_ports {
+        let spec = BusSpec {
+            path: path.clone(),
+            link: config.link.clone(),
+            engine: config.engine.clone(),
+            round: config.round.clone(),
+        };
+        match open_port(path).map(|port| spawn_bus(spec, port, shared.clone())) {
+            Ok(Ok(thread)) => {
+                tracing::info!(port = %path.display(), "bus opened");
+                threads.push(thread);
+            }
+            Ok(Err(e)) => tracing::error!(port = %path.display(), "cannot start a thread: {e}"),
+            Err(source) => {
+                tracing::error!("bus port {}: {source}", path.display());
+                first_error.get_or_insert(DaemonError::Open {
+                    port: path.clone(),
+                    source,
+                });
+            }
+        }
+    }
+    threads
 }
 
 /// Gives every board its PGN tags from the round.

@@ -53,6 +53,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
     };
     let config = DaemonConfig {
         ports: args.ports,
+        bus_ports: args.bus,
         status_file: args.status_file,
         link: LinkConfig {
             answer_timeout: Duration::from_secs(args.answer_timeout),

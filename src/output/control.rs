@@ -2,6 +2,7 @@
 //! outcome without ever blocking the worker.
 
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -32,16 +33,30 @@ pub enum ControlError {
 }
 
 /// The request channels of all boards, by board number − 1 (`None` where the port did
-/// not open).
+/// not open). Boards found later on a bus are added with [`BoardControl::register`].
 #[derive(Clone, Default)]
 pub struct BoardControl {
-    boards: Vec<Option<Sender<BoardRequest>>>,
+    boards: Arc<RwLock<Vec<Option<Sender<BoardRequest>>>>>,
 }
 
 impl BoardControl {
     /// Control over these boards.
     pub fn new(boards: Vec<Option<Sender<BoardRequest>>>) -> BoardControl {
-        BoardControl { boards }
+        BoardControl {
+            boards: Arc::new(RwLock::new(boards)),
+        }
+    }
+
+    /// Adds board `id` (a board found on a bus after the start).
+    pub fn register(&self, id: usize, sender: Sender<BoardRequest>) {
+        let Some(index) = id.checked_sub(1) else {
+            return;
+        };
+        let mut boards = self.boards.write().unwrap_or_else(PoisonError::into_inner);
+        if boards.len() <= index {
+            boards.resize(index + 1, None);
+        }
+        boards[index] = Some(sender);
     }
 
     /// Sends `command` to board `id` without waiting for the outcome (failures are
@@ -52,9 +67,10 @@ impl BoardControl {
         command: BoardCommand,
         on_outcome: impl FnOnce(Result<(), EngineError>) + Send + 'static,
     ) -> Result<(), ControlError> {
+        let boards = self.boards.read().unwrap_or_else(PoisonError::into_inner);
         let sender = id
             .checked_sub(1)
-            .and_then(|i| self.boards.get(i))
+            .and_then(|i| boards.get(i))
             .ok_or(ControlError::NoSuchBoard(id))?
             .as_ref()
             .ok_or(ControlError::NotRunning(id))?;

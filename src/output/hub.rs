@@ -102,8 +102,14 @@ impl Hub {
         let Some(index) = update.status.id.checked_sub(1) else {
             return;
         };
-        if index >= state.status.boards.len() {
-            return;
+        // Boards found on a bus after the start take the next numbers.
+        while state.status.boards.len() <= index {
+            let id = state.status.boards.len() + 1;
+            let added = BoardStatus::new(id, update.status.port.clone());
+            let view = BoardView::new(&added, &state.round);
+            state.status.boards.push(added);
+            state.views.push(view);
+            state.archives.push(Vec::new());
         }
         let before = &state.status.boards[index];
         let pgn_changed = before.game.as_ref().map(|g| &g.pgn)

@@ -20,6 +20,9 @@ use boardcast_protocol::{
 
 use crate::link::session::LinkState;
 
+/// Every board answers a broadcast ping within this long (§1.9).
+const PING_WINDOW: Duration = Duration::from_millis(1100);
+
 /// Timing of the bus protocol.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BusConfig {
@@ -66,8 +69,9 @@ pub enum BusEvent {
     Message(BusAddress, Message),
     /// A board's link state changed.
     State(BusAddress, LinkState),
-    /// A frame from this board (as far as its address can be trusted) failed its checksum.
-    ChecksumError(BusAddress),
+    /// A frame of this many bytes from this board (as far as its address can be trusted)
+    /// failed its checksum.
+    ChecksumError(BusAddress, usize),
     /// Bytes that were no frame at all (whose board is unknown).
     Garbage(usize),
 }
@@ -108,6 +112,12 @@ pub struct BusSession {
     next_ping: Duration,
     /// The boards have been told to ignore the coming broadcast ping.
     ping_prepared: bool,
+    /// When the answers to the first broadcast ping are all in. The boards found by then
+    /// are announced together in address order, so their board numbers follow their
+    /// serial numbers; later boards are announced as they answer.
+    first_window: Option<Duration>,
+    /// The boards of the first window have been announced.
+    released: bool,
     /// Round-robin position in `peers`.
     cursor: usize,
     transmit: VecDeque<BusCommand>,
@@ -124,6 +134,8 @@ impl BusSession {
             peers: Vec::new(),
             in_flight: None,
             ping_prepared: false,
+            first_window: None,
+            released: false,
             cursor: 0,
             transmit: VecDeque::new(),
             events: VecDeque::new(),
@@ -146,7 +158,7 @@ impl BusSession {
         while let Some(decoded) = self.decoder.poll() {
             match decoded {
                 BusDecoded::Reply(reply) => self.on_reply(reply.address, reply.message, now),
-                BusDecoded::ChecksumError { id, address, .. } => {
+                BusDecoded::ChecksumError { id, address, bytes } => {
                     let ours = self.in_flight.filter(|f| {
                         f.command.address == address || expected_id(f.command.kind) == Some(id)
                     });
@@ -160,8 +172,10 @@ impl BusSession {
                             .then_some(address)
                     });
                     match known {
-                        Some(address) => self.events.push_back(BusEvent::ChecksumError(address)),
-                        None => self.events.push_back(BusEvent::Garbage(0)),
+                        Some(address) => self
+                            .events
+                            .push_back(BusEvent::ChecksumError(address, bytes)),
+                        None => self.events.push_back(BusEvent::Garbage(bytes)),
                     }
                 }
                 BusDecoded::Garbage { bytes, reason } => {
@@ -187,6 +201,14 @@ impl BusSession {
                 peer.state = LinkState::NotResponding;
                 self.events
                     .push_back(BusEvent::State(peer.address, LinkState::NotResponding));
+            }
+        }
+        if !self.released && self.first_window.is_some_and(|end| now >= end) {
+            self.released = true;
+            self.peers.sort_by_key(|p| p.address);
+            for peer in &mut self.peers {
+                peer.next_poll = now;
+                self.events.push_back(BusEvent::Discovered(peer.address));
             }
         }
         if self.in_flight.is_none() && self.transmit.is_empty() {
@@ -215,8 +237,10 @@ impl BusSession {
             .iter()
             .filter(|p| p.state == LinkState::Responding)
             .map(|p| p.last_answer + self.config.silence_timeout);
+        let window = self.first_window.filter(|_| !self.released);
         polls
             .chain(silences)
+            .chain(window)
             .chain([self.next_ping])
             .min()
             .unwrap_or(self.next_ping)
@@ -278,7 +302,10 @@ impl BusSession {
     fn send(&mut self, command: BusCommand, now: Duration) {
         // A broadcast ping has no single reply to wait for: the answers come within
         // 1.1 s, in between the polls, and are taken as they come.
-        if !command.address.is_broadcast() {
+        if command.address.is_broadcast() {
+            self.first_window
+                .get_or_insert(now + PING_WINDOW + self.config.reply_timeout);
+        } else {
             self.in_flight = Some(InFlight {
                 command,
                 progress: now,
@@ -320,11 +347,12 @@ impl BusSession {
                 self.events.push_back(BusEvent::Garbage(0));
                 return;
             }
+            let hold = self.first_window.filter(|_| !self.released);
             self.peers.push(Peer {
                 address,
                 state: LinkState::Initialising,
                 last_answer: now,
-                next_poll: now,
+                next_poll: hold.unwrap_or(now),
                 failures: 0,
                 unconfirmed: false,
                 needs_flush: true,
@@ -332,6 +360,10 @@ impl BusSession {
                 needs_version: true,
                 needs_ignore: false,
             });
+            if hold.is_some() {
+                // Announced, and first polled, when the first window closes.
+                return;
+            }
             self.events.push_back(BusEvent::Discovered(address));
         }
         let answered = self
@@ -471,6 +503,7 @@ mod tests {
         boards: HashMap<u16, RawBoard>,
         states: Vec<(Duration, u16, LinkState)>,
         checksum_errors: usize,
+        discovered: Vec<u16>,
     }
 
     /// Runs the session against the chain in simulated time, 1 ms steps.
@@ -500,7 +533,8 @@ mod tests {
                     BusEvent::State(address, state) => {
                         seen.states.push((now, address.value(), state));
                     }
-                    BusEvent::ChecksumError(_) => seen.checksum_errors += 1,
+                    BusEvent::Discovered(address) => seen.discovered.push(address.value()),
+                    BusEvent::ChecksumError(..) => seen.checksum_errors += 1,
                     _ => {}
                 }
             }
@@ -515,6 +549,8 @@ mod tests {
         let seen = run(&mut chain, Duration::from_secs(40));
         assert!(chain.boards().iter().all(|b| b.simulation().is_finished()));
         assert!(seen.checksum_errors > 10, "{} errors", seen.checksum_errors);
+        // All three answer the first ping, so they are announced in address order.
+        assert_eq!(seen.discovered, [1025, 1026, 1027]);
         for board in chain.boards() {
             let address = board.address().value();
             assert_eq!(
