@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::harness::{poll, scratch};
+use crate::harness::{BarePty, poll, scratch};
 use crate::http_harness::{Daemon, Sim};
 
 const ROUND_PATH: &str = "/api/broadcast/round/AbCd1234/push";
@@ -228,4 +228,54 @@ fn the_round_is_pushed_coalesced_retried_and_never_logs_the_token() {
         !stderr.contains(PUSH_TOKEN),
         "the token leaked into the log"
     );
+}
+
+/// A round of more than 100 boards goes out in requests of at most 100 games, which
+/// together carry every board once.
+#[test]
+fn a_round_of_more_than_100_games_is_split_into_requests_of_at_most_100() {
+    const BOARDS: usize = 101;
+    let (server, port) = Server::start();
+    let dir = scratch("push-split");
+    let config = dir.join("round.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "event = \"Big Open\"\n[push]\n\
+             url = \"http://127.0.0.1:{port}{ROUND_PATH}\"\ntoken = \"{PUSH_TOKEN}\"\n"
+        ),
+    )
+    .expect("config");
+    let ptys: Vec<BarePty> = (0..BOARDS).map(|_| BarePty::open()).collect();
+    let paths: Vec<String> = ptys.iter().map(|p| p.path.display().to_string()).collect();
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let mut daemon = Daemon::start(&paths, &["--config", &config.display().to_string()]);
+    let accepted = poll(Duration::from_secs(30), || {
+        let accepted: Vec<Pushed> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.status == 200)
+            .collect();
+        (accepted.len() >= 2).then_some(accepted)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "no split push; got {:#?}\n{}",
+            server.requests(),
+            daemon.running.stderr_so_far()
+        )
+    });
+    let rounds_of = |body: &str| -> Vec<String> {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("[Round \""))
+            .map(|r| r.trim_end_matches("\"]").to_string())
+            .collect()
+    };
+    let (first, second) = (rounds_of(&accepted[0].body), rounds_of(&accepted[1].body));
+    assert_eq!(first.len(), 100, "first request: {first:?}");
+    let mut all: Vec<String> = first.into_iter().chain(second).collect();
+    let expected: Vec<String> = (1..=BOARDS).map(|b| format!("1.{b}")).collect();
+    assert_eq!(all, expected, "every board once, in board order");
+    all.dedup();
+    assert_eq!(all.len(), BOARDS);
 }

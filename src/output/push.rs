@@ -107,7 +107,7 @@ async fn push_games(
     target: &PushTarget,
     games: Vec<String>,
 ) -> Result<(), PushError> {
-    for chunk in games.chunks(GAMES_PER_REQUEST) {
+    for (chunk_index, chunk) in games.chunks(GAMES_PER_REQUEST).enumerate() {
         let body = chunk.concat();
         let (agent, target) = (agent.clone(), target.clone());
         let answer = tokio::task::spawn_blocking(move || post(&agent, &target, body))
@@ -115,7 +115,8 @@ async fn push_games(
             .map_err(|e| PushError::Transport(e.to_string()))??;
         for (i, game) in answer.games.iter().enumerate() {
             if let Some(error) = &game.error {
-                tracing::warn!("push: game {} of the request refused: {error}", i + 1);
+                let number = chunk_index * GAMES_PER_REQUEST + i + 1;
+                tracing::warn!("push: game {number} of the round refused: {error}");
             }
         }
     }
