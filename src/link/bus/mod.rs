@@ -133,6 +133,9 @@ impl BusWorker {
         };
         let opened = self.now();
         let mut session = BusSession::new(config, opened);
+        for address in self.members.keys() {
+            session.know(*address, opened);
+        }
         let mut warned_empty = false;
         let mut buf = [0u8; 4096];
         while !self.stopping() {
@@ -219,12 +222,11 @@ impl BusWorker {
         }
     }
 
-    /// A board answered a ping: give it a number and a thread, or welcome it back.
+    /// A new board answered a ping: give it a number and a thread. (Boards known from
+    /// before a reopened port are handed to the new session, which does not announce
+    /// them again.)
     fn join(&mut self, address: BusAddress) {
-        if let Some(member) = self.members.get(&address) {
-            let _ = member
-                .inputs
-                .send(BoardInput::Connection(Connection::Initialising, None));
+        if self.members.contains_key(&address) {
             return;
         }
         let id = self.shared.next_id.fetch_add(1, Ordering::SeqCst);

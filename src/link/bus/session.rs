@@ -92,6 +92,8 @@ struct Peer {
     needs_version: bool,
     /// Tell it to ignore the coming broadcast ping.
     needs_ignore: bool,
+    /// Its `Discovered` event has been sent (or was not needed).
+    announced: bool,
 }
 
 /// The request waiting for its reply.
@@ -140,6 +142,28 @@ impl BusSession {
             transmit: VecDeque::new(),
             events: VecDeque::new(),
         }
+    }
+
+    /// A board known from before the port was lost and reopened: it is polled at once,
+    /// and the changes it kept meanwhile are taken (a repeat first, in case the last
+    /// packet was lost with the port), not dropped as history like a new board's.
+    pub fn know(&mut self, address: BusAddress, now: Duration) {
+        if self.peer_mut(address).is_some() {
+            return;
+        }
+        self.peers.push(Peer {
+            address,
+            state: LinkState::Initialising,
+            last_answer: now,
+            next_poll: now,
+            failures: 0,
+            unconfirmed: true,
+            needs_flush: false,
+            needs_dump: true,
+            needs_version: false,
+            needs_ignore: false,
+            announced: true,
+        });
     }
 
     /// The boards found so far, in discovery order.
@@ -206,7 +230,8 @@ impl BusSession {
         if !self.released && self.first_window.is_some_and(|end| now >= end) {
             self.released = true;
             self.peers.sort_by_key(|p| p.address);
-            for peer in &mut self.peers {
+            for peer in self.peers.iter_mut().filter(|p| !p.announced) {
+                peer.announced = true;
                 peer.next_poll = now;
                 self.events.push_back(BusEvent::Discovered(peer.address));
             }
@@ -359,6 +384,7 @@ impl BusSession {
                 needs_dump: true,
                 needs_version: true,
                 needs_ignore: false,
+                announced: hold.is_none(),
             });
             if hold.is_some() {
                 // Announced, and first polled, when the first window closes.
@@ -510,7 +536,18 @@ mod tests {
     fn run(chain: &mut BusChain, until: Duration) -> Seen {
         let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
         let mut seen = Seen::default();
-        let mut now = Duration::ZERO;
+        run_from(chain, &mut session, &mut seen, Duration::ZERO, until);
+        seen
+    }
+
+    fn run_from(
+        chain: &mut BusChain,
+        session: &mut BusSession,
+        seen: &mut Seen,
+        from: Duration,
+        until: Duration,
+    ) {
+        let mut now = from;
         while now < until {
             session.tick(now);
             while let Some(cmd) = session.poll_transmit() {
@@ -540,7 +577,33 @@ mod tests {
             }
             now += Duration::from_millis(1);
         }
-        seen
+    }
+
+    #[test]
+    fn after_a_lost_port_the_changes_kept_meanwhile_are_taken() {
+        let mut chain = chain(0.0, None);
+        let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
+        let mut seen = Seen::default();
+        let secs = Duration::from_secs;
+        run_from(&mut chain, &mut session, &mut seen, secs(0), secs(4));
+        // The port is gone for 3 s while the games go on, then a fresh session starts
+        // with the boards it knew.
+        chain.advance(secs(7));
+        let mut session = BusSession::new(BusConfig::default(), secs(7));
+        for address in [1025, 1026, 1027] {
+            session.know(BusAddress::new(address), secs(7));
+        }
+        run_from(&mut chain, &mut session, &mut seen, secs(7), secs(40));
+        for board in chain.boards() {
+            assert!(board.simulation().is_finished());
+            assert_eq!(
+                seen.boards
+                    .get(&board.address().value())
+                    .map(RawBoard::to_text),
+                Some(board.simulation().scanned().to_text())
+            );
+        }
+        assert_eq!(seen.discovered, [1025, 1026, 1027]);
     }
 
     #[test]
