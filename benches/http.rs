@@ -7,27 +7,28 @@
 //!   client, the delivery time (same measure), p50/p99, the slowest client per move, and
 //!   the daemon's resident memory.
 //!
+//! * `nats`: bridges with many boards into NATS, one relay, thousands of SSE clients
+//!   (see `http/nats.rs`).
+//!
 //! ```sh
 //! cargo bench -p boardcast --bench http -- latency 1000
 //! bash -c 'ulimit -n 65536 && cargo bench -p boardcast --bench http -- fanout 5000'
+//! bash -c 'ulimit -n 20000 && cargo bench -p boardcast --bench http -- nats 5000 3 100 600'
 //! ```
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "http/nats.rs"]
+mod nats;
+
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use boardcast_protocol::{Command as HostCommand, CommandDecoder, Message, RawBoard};
-use boardcast_simulator::Script;
-use nix::fcntl::OFlag;
-use nix::pty::{PtyMaster, grantpt, posix_openpt, ptsname_r, unlockpt};
-use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
 use shakmaty::{Chess, Position};
+
+mod common;
+use common::{FakeBoard, corpus_games, raw_board, report};
 
 /// The settle window the daemon runs with; subtracted from every figure.
 const SETTLE_MS: u64 = 40;
@@ -45,104 +46,16 @@ fn main() {
             "fanout" => 5000,
             _ => 1000,
         });
+    let arg =
+        |i: usize, default: usize| args.get(i).and_then(|n| n.parse().ok()).unwrap_or(default);
     match mode {
         "latency" => latency(count),
         "fanout" => fanout(count),
-        other => eprintln!("unknown benchmark {other:?}: latency [MOVES] | fanout [CLIENTS]"),
+        "nats" => nats::nats(count, arg(2, 3), arg(3, 100), arg(4, 600)),
+        other => eprintln!(
+            "unknown benchmark {other:?}: latency [MOVES] | fanout [CLIENTS] | nats [CLIENTS BRIDGES BOARDS MOVES]"
+        ),
     }
-}
-
-/// A fake DGT board: answers the daemon's init on a pseudo-terminal and sends field
-/// updates for the moves it is given.
-struct FakeBoard {
-    path: PathBuf,
-    writer: Arc<Mutex<File>>,
-    board: Arc<Mutex<RawBoard>>,
-    _slave: OwnedFd,
-}
-
-impl FakeBoard {
-    fn open() -> FakeBoard {
-        let master: PtyMaster = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("openpt");
-        grantpt(&master).expect("grantpt");
-        unlockpt(&master).expect("unlockpt");
-        let path = PathBuf::from(ptsname_r(&master).expect("ptsname"));
-        let slave: OwnedFd = File::options()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .expect("open slave")
-            .into();
-        let mut termios = tcgetattr(slave.as_fd()).expect("tcgetattr");
-        cfmakeraw(&mut termios);
-        tcsetattr(slave.as_fd(), SetArg::TCSANOW, &termios).expect("tcsetattr");
-        let master = File::from(OwnedFd::from(master));
-        let mut reader = master.try_clone().expect("clone");
-        let writer = Arc::new(Mutex::new(master));
-        let board = Arc::new(Mutex::new(RawBoard::start_position()));
-        let (answer, shown) = (writer.clone(), board.clone());
-        std::thread::spawn(move || {
-            let mut decoder = CommandDecoder::new();
-            let mut buf = [0u8; 256];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                decoder.feed(&buf[..n]);
-                while let Some(command) = decoder.poll() {
-                    let reply = match command {
-                        HostCommand::SerialNumber => Message::SerialNumber("BENCH".into()),
-                        HostCommand::Version => Message::Version { major: 3, minor: 1 },
-                        HostCommand::SendBoard => Message::BoardDump(*shown.lock().expect("board")),
-                        _ => continue,
-                    };
-                    let _ = answer.lock().expect("writer").write_all(&reply.encode());
-                }
-            }
-        });
-        FakeBoard {
-            path,
-            writer,
-            board,
-            _slave: slave,
-        }
-    }
-
-    /// Sends the field updates that turn the board into `target` (emptied squares
-    /// first, as hands lift before they place); returns when the last byte was written.
-    fn show(&self, target: &RawBoard) -> Instant {
-        let mut board = self.board.lock().expect("board");
-        let squares: Vec<_> = boardcast_protocol::SquareIndex::all()
-            .filter(|&sq| board.get(sq) != target.get(sq))
-            .collect();
-        let (lifts, places): (Vec<_>, Vec<_>) =
-            squares.into_iter().partition(|&sq| target.get(sq) == 0);
-        let mut bytes = Vec::new();
-        for square in lifts.into_iter().chain(places) {
-            Message::FieldUpdate {
-                square,
-                code: target.get(square),
-            }
-            .encode_into(&mut bytes);
-        }
-        *board = *target;
-        let mut writer = self.writer.lock().expect("writer");
-        writer.write_all(&bytes).expect("write field updates");
-        Instant::now()
-    }
-}
-
-fn raw_board(position: &Chess) -> RawBoard {
-    let text: String = (0..64)
-        .map(|i| {
-            let square = shakmaty::Square::from_coords(
-                shakmaty::File::new(i % 8),
-                shakmaty::Rank::new(7 - i / 8),
-            );
-            position.board().piece_at(square).map_or('.', |p| p.char())
-        })
-        .collect();
-    RawBoard::from_text(&text).expect("board text")
 }
 
 /// The daemon on `board`, HTTP on a free port; returns it, its base address, and the
@@ -236,19 +149,6 @@ fn sse_client(base: &str) -> Receiver<Arrival> {
     rx
 }
 
-fn corpus_games() -> Vec<Script> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/corpus/lichess_db_1000k.pgn"
-    );
-    let text = std::fs::read_to_string(path).expect("corpus");
-    Script::parse_pgn(&text)
-        .expect("corpus parses")
-        .into_iter()
-        .filter(|s| *s.start() == Chess::default() && s.moves().len() >= 20)
-        .collect()
-}
-
 /// Plays corpus moves on `board` until `moves` have been made; `wait` is called after
 /// each move with the time its last byte was written and its ply, and must return once
 /// the move has arrived.
@@ -274,26 +174,6 @@ fn play(board: &FakeBoard, moves: usize, mut wait: impl FnMut(Instant, u64) -> b
         board.show(&raw_board(&Chess::default()));
         std::thread::sleep(Duration::from_millis(SETTLE_MS * 4));
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-fn report(name: &str, mut values: Vec<f64>) {
-    values.sort_by(f64::total_cmp);
-    if values.is_empty() {
-        println!("{name}: no samples");
-        return;
-    }
-    println!(
-        "{name}: n={} p50={:.3} ms p99={:.3} ms max={:.3} ms",
-        values.len(),
-        percentile(&values, 50.0),
-        percentile(&values, 99.0),
-        values[values.len() - 1]
-    );
 }
 
 fn wait_for_move(client: &Receiver<Arrival>, ply: u64) -> Option<Arrival> {
@@ -339,8 +219,8 @@ fn latency(moves: usize) {
 }
 
 /// `clients` SSE clients as tasks on one thread (so that thousands of them leave the
-/// daemon its CPU); each sends `(client, ply, arrival)` for every move event.
-fn fanout_clients(base: &str, clients: usize) -> Receiver<(usize, u64, Instant)> {
+/// daemon its CPU); each sends `(client, board, ply, arrival)` for every move event.
+fn fanout_clients(base: &str, clients: usize) -> Receiver<(usize, usize, u64, Instant)> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let addr = base.trim_start_matches("http://").to_string();
     let (tx, rx) = mpsc::channel();
@@ -367,17 +247,19 @@ fn fanout_clients(base: &str, clients: usize) -> Receiver<(usize, u64, Instant)>
                         // Cheap parsing: the clients share one core with the daemon.
                         if line.starts_with("data: {") && line.contains(r#""type":"snapshot""#) {
                             // Ply 0: this client is connected.
-                            let _ = tx.send((client, 0, at));
+                            let _ = tx.send((client, 0, 0, at));
                             continue;
                         }
                         if !line.starts_with("data: {") || !line.contains(r#""type":"move""#) {
                             continue;
                         }
-                        let ply = line
-                            .split_once(r#""ply":"#)
-                            .and_then(|(_, rest)| rest.split(',').next()?.parse().ok());
-                        if let Some(ply) = ply
-                            && tx.send((client, ply, at)).is_err()
+                        let number = |key: &str| {
+                            line.split_once(key)
+                                .and_then(|(_, rest)| rest.split(',').next()?.parse::<u64>().ok())
+                        };
+                        let (board, ply) = (number(r#""board":"#), number(r#""ply":"#));
+                        if let (Some(board), Some(ply)) = (board, ply)
+                            && tx.send((client, board as usize, ply, at)).is_err()
                         {
                             break;
                         }
@@ -412,7 +294,7 @@ fn fanout(clients: usize) {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 break;
             };
-            let Ok((client, arrived_ply, at)) = arrivals.recv_timeout(left) else {
+            let Ok((client, _, arrived_ply, at)) = arrivals.recv_timeout(left) else {
                 break;
             };
             if arrived_ply == ply && !seen[client] {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use boardcast_protocol::Message;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::{Color, EnPassantMode, KnownOutcome, Position, Role};
 
@@ -14,7 +14,7 @@ use crate::inference::{Engine, EngineConfig, EngineError, Event};
 use crate::mirror::Mirror;
 
 /// What the game on a board is doing, as consumers see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum GameState {
     /// Waiting for the next move.
@@ -41,7 +41,7 @@ pub enum GameState {
 }
 
 /// The game as inferred so far, for the status and the outputs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameStatus {
     /// What the game is doing.
     pub state: GameState,

@@ -27,22 +27,36 @@ pub enum Command {
     Ports,
     /// Play a bundled real game on a simulated board and show the live result.
     Demo(DemoArgs),
-    /// Re-run a recording made with `run --record` and print the game as PGN.
+    /// Re-run a recording made with `run --record` (or a `--journal` file) and print the
+    /// games as PGN.
     Replay(ReplayArgs),
+    /// Serve the HTTP API, live events and viewer of boards that bridges (`run --nats`)
+    /// publish to NATS.
+    Relay(RelayArgs),
 }
 
 /// Options of `boardcast run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Serial port of a board (e.g. /dev/ttyACM0). Repeat for several boards; they are
-    /// numbered from 1 in the order given.
-    #[arg(long = "port", value_name = "PATH", required_unless_present = "bus")]
+    /// numbered from 1 in the order given. (Or list boards by port or serial number in
+    /// the --config file, or use --auto.)
+    #[arg(long = "port", value_name = "PATH")]
     pub ports: Vec<PathBuf>,
     /// Serial port of a chain of older DGT boards in bus mode (repeat for several
-    /// chains). The boards are found by ping and numbered after the --port boards, in
+    /// chains). The boards are found by ping and take the next free board numbers, in
     /// the order they answer.
     #[arg(long = "bus", value_name = "PATH")]
     pub bus: Vec<PathBuf>,
+    /// Pick up DGT boards as they are plugged in; each gets the next free board number
+    /// (or the one the config file gives its serial number).
+    #[arg(long)]
+    pub auto: bool,
+    /// Where to look for boards plugged in (with --auto or boards listed by serial
+    /// number); `*` in the file name matches anything. Repeat for several (default:
+    /// /dev/ttyACM*, /dev/ttyUSB*, /dev/rfcomm*).
+    #[arg(long = "scan", value_name = "PATTERN")]
+    pub scan: Vec<String>,
     /// Keep a JSON snapshot of every board's status in this file, rewritten atomically on
     /// every change.
     #[arg(long, value_name = "PATH")]
@@ -61,6 +75,11 @@ pub struct RunArgs {
     /// (`boardcast replay FILE` re-runs it).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Journal every board's moves and inputs in this directory (fsync'd at each move),
+    /// and restore every game and move from it at start: after a crash or power loss,
+    /// run again with the same directory and ports. Overrides `journal` in --config.
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
     /// Serve the HTTP API and the viewer page on this address (default 127.0.0.1:8080;
     /// port 0 picks a free port, logged as `listening on http://ADDR`).
     #[arg(long, value_name = "ADDR")]
@@ -85,6 +104,26 @@ pub struct RunArgs {
     /// an optional lichess broadcast to push to.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Publish every board's events, PGN and state to this NATS server (with JetStream),
+    /// e.g. nats://127.0.0.1:4222, for `boardcast relay` and other readers.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// The number of this bridge's board 1 in the round on NATS, when several bridges
+    /// feed one round (board N is published as N + FIRST - 1).
+    #[arg(long, value_name = "FIRST", default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u64).range(1..))]
+    pub nats_first_board: u64,
+}
+
+/// Options of `boardcast relay`.
+#[derive(Debug, Args)]
+pub struct RelayArgs {
+    /// The NATS server the bridges publish to, e.g. nats://127.0.0.1:4222.
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// Serve the HTTP API and the viewer page on this address (port 0 picks a free port,
+    /// logged as `listening on http://ADDR`).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub http: std::net::SocketAddr,
 }
 
 /// How moves are worked out from the board.
@@ -130,7 +169,8 @@ impl InferenceArgs {
 /// Options of `boardcast replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// A recording written by `boardcast run --record DIR`.
+    /// A recording written by `boardcast run --record DIR`, or a journal written by
+    /// `boardcast run --journal DIR` (its games are printed; --events is for recordings).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print every inference event, with its time, before the PGN.

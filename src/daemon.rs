@@ -8,7 +8,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
@@ -17,12 +17,14 @@ use crate::error::{DaemonError, EXIT_FAILURE};
 use crate::http;
 use crate::inference::EngineConfig;
 use crate::link::bus::{BusShared, BusSpec, spawn_bus};
+use crate::link::discovery::{self, DiscoveryConfig, DiscoveryContext};
 use crate::link::open_port;
 use crate::link::session::LinkConfig;
 use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker};
 use crate::output::control::BoardControl;
 use crate::output::files::keep_pgn_dir;
 use crate::output::hub::Hub;
+use crate::output::nats::{NatsTarget, publish_to_nats};
 use crate::output::push::{PushTarget, push_round};
 use crate::output::round::Round;
 use crate::status::{DaemonStatus, write_status_file};
@@ -59,11 +61,14 @@ impl HttpListen {
 /// What the daemon runs.
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
-    /// Serial ports, one board each, numbered from 1 in this order.
+    /// Serial ports, one board each, numbered from 1 in this order; an empty path is a
+    /// board that discovery finds (by serial number, or with `--auto`).
     pub ports: Vec<PathBuf>,
-    /// Serial ports with a chain of boards in bus mode each; their boards are numbered
-    /// after those of `ports` as they are found.
+    /// Serial ports with a chain of boards in bus mode each; their boards take the next
+    /// free numbers (after those of `ports`) as they are found.
     pub bus_ports: Vec<PathBuf>,
+    /// Finding boards as they are plugged in, if any are to be found.
+    pub discovery: Option<DiscoveryConfig>,
     /// Where to keep the JSON status snapshot, if anywhere.
     pub status_file: Option<PathBuf>,
     /// Link protocol timing.
@@ -80,6 +85,8 @@ pub struct DaemonConfig {
     pub round: Round,
     /// A lichess broadcast round to push the games to.
     pub push: Option<PushTarget>,
+    /// A NATS server to publish every board to (`--nats`).
+    pub nats: Option<NatsTarget>,
 }
 
 /// Why `run` stopped with an error.
@@ -135,6 +142,10 @@ pub fn run(
     let mut first_error = None;
     for (index, path) in config.ports.iter().enumerate() {
         let id = index + 1;
+        if path.as_os_str().is_empty() {
+            boards.push(None);
+            continue;
+        }
         match open_port(path) {
             Ok(port) => {
                 tracing::info!(board = id, port = %path.display(), "opened");
@@ -143,6 +154,7 @@ pub fn run(
                     path: path.clone(),
                     link: config.link.clone(),
                     engine: config.engine.clone(),
+                    handover: None,
                 };
                 let (requests, received_requests) = mpsc::channel();
                 let worker = BoardWorker::spawn(
@@ -174,21 +186,36 @@ pub fn run(
         }
     }
     let control = BoardControl::new(boards);
+    // The hub hands out the numbers of boards found later, on a bus or by discovery.
+    let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
     workers.extend(start_buses(
         config,
+        &hub,
         &control,
         &updates,
         &shutdown,
         &mut first_error,
     ));
     if workers.is_empty()
+        && config.discovery.is_none()
         && let Some(error) = first_error
     {
         return Err(error.into());
     }
-    drop(updates);
-    let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
     tag_boards(&control, &config.round, config.ports.len());
+    if let Some(discovery) = &config.discovery {
+        let context = DiscoveryContext {
+            updates: updates.clone(),
+            hub: hub.clone(),
+            control: control.clone(),
+            shutdown: shutdown.clone(),
+            link: config.link.clone(),
+            engine: config.engine.clone(),
+            reserved: reserved_ports(config),
+        };
+        workers.push(discovery::spawn(discovery.clone(), context).map_err(RunError::Start)?);
+    }
+    drop(updates);
     let result = runtime.block_on(serve(
         config,
         hub,
@@ -209,13 +236,14 @@ pub fn run(
 /// Opens every bus port and starts its thread; returns the threads started.
 fn start_buses(
     config: &DaemonConfig,
+    hub: &Arc<Hub>,
     control: &BoardControl,
     updates: &mpsc::Sender<BoardUpdate>,
     shutdown: &Arc<AtomicBool>,
     first_error: &mut Option<DaemonError>,
 ) -> Vec<std::thread::JoinHandle<()>> {
     let shared = BusShared {
-        next_id: Arc::new(AtomicUsize::new(config.ports.len() + 1)),
+        hub: hub.clone(),
         control: control.clone(),
         updates: updates.clone(),
         shutdown: shutdown.clone(),
@@ -244,6 +272,16 @@ fn start_buses(
         }
     }
     threads
+}
+
+/// The ports opened by path, which discovery must never probe: the `--port` boards' and
+/// the bus ports.
+fn reserved_ports(config: &DaemonConfig) -> Vec<PathBuf> {
+    (config.ports.iter())
+        .chain(&config.bus_ports)
+        .filter(|path| !path.as_os_str().is_empty())
+        .cloned()
+        .collect()
 }
 
 /// Gives every board its PGN tags from the round.
@@ -275,6 +313,9 @@ async fn serve(
     }
     if let Some(target) = &config.push {
         tokio::spawn(push_round(hub.clone(), target.clone()));
+    }
+    if let Some(target) = &config.nats {
+        tokio::spawn(publish_to_nats(hub.clone(), target.clone()));
     }
     let (bridge, mut updates) = tokio::sync::mpsc::unbounded_channel();
     // The workers speak std channels; this thread carries their updates into the

@@ -61,6 +61,7 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
     let config = DaemonConfig {
         ports: vec![board.path().to_path_buf()],
         bus_ports: Vec::new(),
+        discovery: None,
         status_file: None,
         link: LinkConfig::default(),
         engine: EngineConfig::default(),
@@ -69,6 +70,7 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         pgn_dir: None,
         round: round_of(&script_tags),
         push: None,
+        nats: None,
     };
     let stop = shutdown.clone();
     let watcher = std::thread::spawn(move || stop_when_finished(board, stop));

@@ -8,12 +8,16 @@ use std::time::Duration;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use boardcast::cli::{Cli, Command, ReplayArgs, RunArgs};
+use boardcast::cli::{Cli, Command, RelayArgs, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
+use boardcast::link::discovery::{DEFAULT_PATTERNS, DiscoveryConfig};
+use boardcast::link::plan::{self, BoardPlan, PlanError};
 use boardcast::link::session::LinkConfig;
 use boardcast::output::config::{self, FileConfig};
-use boardcast::{demo, ports, recording, replay, signals};
+use boardcast::output::nats::NatsTarget;
+use boardcast::relay::{self, RelayConfig};
+use boardcast::{demo, journal, ports, recording, replay, signals};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
             .map(|_| ())
             .map_err(|e| (EXIT_FAILURE, format!("cannot list serial ports: {e}"))),
         Command::Replay(args) => replay(&args),
+        Command::Relay(args) => run_relay(&args),
         Command::Demo(args) => {
             demo::run(&args, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
         }
@@ -51,14 +56,29 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         Some(path) => config::load(path).map_err(|e| (EXIT_FAILURE, e.to_string()))?,
         None => FileConfig::default(),
     };
+    let plan = match plan::plan(&args.ports, &file.boards, args.auto) {
+        // Bus ports alone are boards enough.
+        Err(PlanError::NoBoards) if !args.bus.is_empty() => BoardPlan::default(),
+        planned => planned.map_err(|e| (EXIT_FAILURE, e.to_string()))?,
+    };
+    let discovery = plan.discover.then(|| DiscoveryConfig {
+        patterns: match args.scan.is_empty() {
+            true => DEFAULT_PATTERNS.map(String::from).to_vec(),
+            false => args.scan.clone(),
+        },
+        serials: plan.serials,
+        auto: args.auto,
+    });
     let config = DaemonConfig {
-        ports: args.ports,
+        ports: plan.ports,
         bus_ports: args.bus,
+        discovery,
         status_file: args.status_file,
         link: LinkConfig {
             answer_timeout: Duration::from_secs(args.answer_timeout),
             silence_timeout: Duration::from_secs(args.silence_timeout),
             record_dir: args.record,
+            journal_dir: args.journal.or(file.journal),
             ..LinkConfig::default()
         },
         engine: args.inference.engine_config(),
@@ -67,14 +87,33 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         pgn_dir: args.pgn_dir,
         round: file.round,
         push: file.push,
+        nats: args.nats.map(|url| NatsTarget {
+            url,
+            first_board: usize::try_from(args.nats_first_board).unwrap_or(1),
+        }),
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))
 }
 
+fn run_relay(args: &RelayArgs) -> Result<(), (i32, String)> {
+    let config = RelayConfig {
+        nats: args.nats.clone(),
+        http: args.http,
+    };
+    relay::run(&config, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
+}
+
 fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
     let failed = |e: String| (EXIT_FAILURE, format!("{}: {e}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| failed(e.to_string()))?;
+    if text.starts_with(journal::format::HEADER) {
+        print!(
+            "{}",
+            journal::replay_text(&text, args.inference.engine_config())
+        );
+        return Ok(());
+    }
     let chunks = recording::parse(&text).map_err(|e| failed(e.to_string()))?;
     let replayed = replay::replay(&chunks, args.inference.engine_config());
     let mut out = String::new();

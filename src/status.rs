@@ -6,12 +6,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::board::GameStatus;
 
 /// The connection to one board, as a consumer sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Connection {
     /// Opening the port.
@@ -24,10 +24,12 @@ pub enum Connection {
     NotResponding,
     /// The port went away; retrying.
     Disconnected,
+    /// Not found yet: looking for the board by its serial number.
+    Searching,
 }
 
 /// One board's status.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoardStatus {
     /// Board number, from 1 in the order the ports were given.
     pub id: usize,

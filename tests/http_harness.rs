@@ -110,7 +110,12 @@ impl Daemon {
         for port in ports {
             cmd.args(["--port", port]);
         }
-        let mut running = Running::start(cmd);
+        Daemon::attach(Running::start(cmd))
+    }
+
+    /// A started process that serves the HTTP API (a daemon or a relay), once it has
+    /// logged its address.
+    pub fn attach(mut running: Running) -> Daemon {
         let line = running
             .wait_for_stderr("listening on http://", Duration::from_secs(20))
             .unwrap_or_else(|| panic!("no HTTP address:\n{}", running.stderr_so_far()));

@@ -65,7 +65,13 @@ impl SteppedBoard {
     }
 }
 
-fn mirror_follows_every_move(name: &str, sim_flags: &[&str], plies: usize) {
+/// Plays `plies` moves; after each the daemon's mirror must equal the simulator's board.
+/// Returns the daemon's recorded SAN moves at the end and the simulator's.
+fn mirror_follows_every_move(
+    name: &str,
+    sim_flags: &[&str],
+    plies: usize,
+) -> (Vec<String>, Vec<String>) {
     let mut board = SteppedBoard::start(sim_flags);
     let status = scratch(name).join("status.json");
     let mut cmd = boardcast();
@@ -77,9 +83,11 @@ fn mirror_follows_every_move(name: &str, sim_flags: &[&str], plies: usize) {
         || read_status(&status).and_then(|s| s["boards"][0]["board"].as_str().map(String::from));
     poll(Duration::from_secs(20), mirror)
         .unwrap_or_else(|| panic!("no mirror:\n{}", daemon.stderr_so_far()));
+    let mut played = Vec::new();
     for _ in 0..plies {
         let report = board.step();
         assert_eq!(report["event"], "move", "{report}");
+        played.push(report["san"].as_str().expect("san").to_string());
         let expected = report["board"].as_str().expect("board text").to_string();
         let seen = poll(Duration::from_secs(10), || {
             mirror().filter(|m| *m == expected)
@@ -97,11 +105,26 @@ fn mirror_follows_every_move(name: &str, sim_flags: &[&str], plies: usize) {
     let json = read_status(&status).expect("status");
     assert_eq!(json["boards"][0]["connection"], "responding");
     assert!(daemon.is_running());
+    let moves = || -> Option<Vec<String>> {
+        let json = read_status(&status)?;
+        let moves = json["boards"][0]["game"]["moves"].as_array()?;
+        let moves: Vec<String> = moves
+            .iter()
+            .filter_map(|m| m.as_str().map(String::from))
+            .collect();
+        (moves.len() >= played.len()).then_some(moves)
+    };
+    let recorded = poll(Duration::from_secs(10), moves).unwrap_or_else(|| {
+        let json = read_status(&status).expect("status");
+        eprintln!("{}", json["boards"][0]["game"]);
+        Vec::new()
+    });
+    (recorded, played)
 }
 
 #[test]
 fn mirror_equals_the_board_after_every_move_with_noise() {
-    mirror_follows_every_move(
+    let (recorded, played) = mirror_follows_every_move(
         "mirror-noise",
         &[
             "--game",
@@ -113,13 +136,17 @@ fn mirror_equals_the_board_after_every_move_with_noise() {
         ],
         40,
     );
+    assert_eq!(recorded, played);
 }
 
 #[test]
 fn mirror_follows_a_rotated_occupancy_only_board() {
-    mirror_follows_every_move(
+    // The daemon is not told the board is occupancy-only: the board's version (1.0, as a
+    // Pegasus reports) must be enough for the moves to come out right.
+    let (recorded, played) = mirror_follows_every_move(
         "mirror-rotated",
         &["--game", "5", "--rotated", "--occupancy-only"],
         20,
     );
+    assert_eq!(recorded, played);
 }

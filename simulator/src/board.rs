@@ -179,6 +179,16 @@ impl VirtualBoard {
         }
     }
 
+    /// The board lost power (unplugged): it forgets its mode and any half-received
+    /// command, as hardware does; the clock, powered separately, runs on.
+    pub fn power_off(&mut self) {
+        self.mode = Mode::Idle;
+        self.decoder = CommandDecoder::default();
+        self.next_tick = None;
+        self.last_nice = None;
+        self.acks.clear();
+    }
+
     fn set_mode(&mut self, mode: Mode, now: Duration) {
         self.mode = mode;
         self.next_tick = (mode == Mode::Update).then_some(now + Duration::from_secs(1));

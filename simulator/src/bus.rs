@@ -404,6 +404,10 @@ impl Device for BusChain {
     fn poll_report(&mut self) -> Option<(usize, MoveReport)> {
         BusChain::poll_report(self)
     }
+
+    fn ply((_, report): &(usize, MoveReport)) -> u32 {
+        report.ply
+    }
 }
 
 /// A chain of virtual bus boards on one pseudo-terminal, running on its own thread.
@@ -413,7 +417,6 @@ pub struct BusPty {
     chain: Arc<Mutex<BusChain>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    _slave: std::os::fd::OwnedFd,
 }
 
 /// Opens a pseudo-terminal and runs a chain of these boards on it in real time.
@@ -422,14 +425,14 @@ pub fn spawn_bus_on_pty(boards: Vec<BusBoardConfig>) -> Result<BusPty, SimError>
     let chain = Arc::new(Mutex::new(BusChain::new(boards)));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, reports) = mpsc::channel();
-    let thread = spawn_runner(pty.master, Arc::clone(&chain), Arc::clone(&stop), tx)?;
+    let path = pty.path.clone();
+    let thread = spawn_runner(pty, Arc::clone(&chain), Arc::clone(&stop), tx)?;
     Ok(BusPty {
-        path: pty.path,
+        path,
         reports,
         chain,
         stop,
         thread: Some(thread),
-        _slave: pty.slave,
     })
 }
 

@@ -12,7 +12,7 @@ use crate::config::{SimConfig, StartTrigger};
 use crate::error::SimError;
 use crate::handling::{Style, StyleMix};
 use crate::noise::Noise;
-use crate::pty::{Source, spawn_on_pty};
+use crate::pty::{Plug, PlugEvent, Source, spawn_on_pty_with};
 use crate::script::Script;
 use crate::sim::MoveReport;
 
@@ -126,6 +126,28 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// The board's serial number (what it answers to 0x45; default 01025).
+    #[arg(long, value_name = "DIGITS")]
+    pub serial: Option<String>,
+
+    /// Keep a symbolic link at PATH to the board's pseudo-terminal, a stable path across
+    /// replugs (each replug opens a new /dev/pts/N).
+    #[arg(long, value_name = "PATH")]
+    pub link: Option<PathBuf>,
+
+    /// After a replug, put the link at PATH instead (the board comes back elsewhere).
+    #[arg(long, value_name = "PATH", requires = "link")]
+    pub relink: Option<PathBuf>,
+
+    /// Unplug the board right after ply N is played (repeat for several); the players go
+    /// on moving while it is unplugged.
+    #[arg(long, value_name = "N")]
+    pub unplug_after_ply: Vec<u32>,
+
+    /// How long the board stays unplugged, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 3000)]
+    pub unplug_ms: u64,
+
     /// Exit this many seconds after the game is finished (default: stay on line until
     /// interrupted, so the daemon can keep reading the final position).
     #[arg(long, value_name = "SEC")]
@@ -187,7 +209,21 @@ impl SimulateArgs {
             start_delay: Duration::from_millis(self.start_delay_ms),
             stepped: self.step,
             result_piece: self.result_piece,
-            ..SimConfig::default()
+            identity: self.serial.as_ref().map(|serial| Identity {
+                serial: serial.clone(),
+                long_serial: format!("3.1000{serial}"),
+                ..Identity::new(self.occupancy_only)
+            }),
+        }
+    }
+
+    /// The unplugging these options describe.
+    pub fn plug(&self) -> Plug {
+        Plug {
+            link: self.link.clone(),
+            relink: self.relink.clone(),
+            unplug_after: self.unplug_after_ply.clone(),
+            unplugged_for: Duration::from_millis(self.unplug_ms),
         }
     }
 
@@ -279,9 +315,12 @@ pub fn run(args: SimulateArgs) -> Result<(), SimError> {
     } else {
         Source::Script(script)
     };
-    let board = spawn_on_pty(args.config(), source)?;
+    let board = spawn_on_pty_with(args.config(), source, args.plug())?;
     let mut out = std::io::stdout().lock();
-    let path = board.path().display().to_string();
+    let path = match &args.link {
+        Some(link) => link.display().to_string(),
+        None => board.path().display().to_string(),
+    };
     if args.json {
         writeln!(
             out,
@@ -310,6 +349,9 @@ pub fn run(args: SimulateArgs) -> Result<(), SimError> {
             Ok(r) => print_report(&mut out, &r, args.json)?,
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
+        }
+        while let Ok(event) = board.plug_events().try_recv() {
+            print_plug_event(&mut out, &event, args.json)?;
         }
         match finished_at {
             None if board.is_finished() => {
@@ -412,6 +454,22 @@ fn run_bus(args: &SimulateArgs) -> Result<(), SimError> {
     }
     chain.stop();
     Ok(())
+}
+
+fn print_plug_event(out: &mut impl Write, event: &PlugEvent, json: bool) -> std::io::Result<()> {
+    match (event, json) {
+        (PlugEvent::Unplugged, true) => writeln!(out, "{{\"event\":\"unplugged\"}}")?,
+        (PlugEvent::Unplugged, false) => writeln!(out, "Board unplugged.")?,
+        (PlugEvent::Replugged(path), true) => writeln!(
+            out,
+            "{{\"event\":\"replugged\",\"path\":\"{}\"}}",
+            json_escape(&path.display().to_string())
+        )?,
+        (PlugEvent::Replugged(path), false) => {
+            writeln!(out, "Board plugged in again on {}", path.display())?
+        }
+    }
+    out.flush()
 }
 
 fn print_report(out: &mut impl Write, r: &MoveReport, json: bool) -> std::io::Result<()> {

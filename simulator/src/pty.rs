@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use boardcast_protocol::RawBoard;
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::pty::openpty;
 use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
@@ -42,10 +42,10 @@ const MAX_BACKLOG: usize = 1 << 20;
 pub struct PtyBoard {
     path: PathBuf,
     reports: Receiver<MoveReport>,
+    plug_events: Receiver<PlugEvent>,
     sim: Arc<Mutex<Simulation>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    _slave: OwnedFd,
 }
 
 impl std::fmt::Debug for PtyBoard {
@@ -56,10 +56,46 @@ impl std::fmt::Debug for PtyBoard {
     }
 }
 
+/// Unplugging and replugging the board while the game goes on, as a test of the host's
+/// recovery. A new pseudo-terminal gets a new `/dev/pts/N`, so a stable path for the
+/// host is a symbolic link the runner keeps pointing at the current one.
+#[derive(Clone, Debug, Default)]
+pub struct Plug {
+    /// Keep a symbolic link here to the current pseudo-terminal (absent while unplugged).
+    pub link: Option<PathBuf>,
+    /// After a replug, put the link here instead (the board comes back on another path).
+    pub relink: Option<PathBuf>,
+    /// Unplug right after the move with each of these plies is reported.
+    pub unplug_after: Vec<u32>,
+    /// How long the board stays unplugged.
+    pub unplugged_for: Duration,
+}
+
+/// A change of the board's connection, as the runner carries it out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlugEvent {
+    /// The pseudo-terminal was closed.
+    Unplugged,
+    /// A new pseudo-terminal is open; the path the host should open (the link if any).
+    Replugged(PathBuf),
+}
+
 /// Open a pseudo-terminal, put it in raw mode and run the simulation on it in real time.
 pub fn spawn_on_pty(config: SimConfig, source: Source) -> Result<PtyBoard, SimError> {
-    let pty = RawPty::open()?;
+    spawn_on_pty_with(config, source, Plug::default())
+}
 
+/// [`spawn_on_pty`], unplugging and replugging the board as `plug` says.
+pub fn spawn_on_pty_with(
+    config: SimConfig,
+    source: Source,
+    plug: Plug,
+) -> Result<PtyBoard, SimError> {
+    let pty = RawPty::open()?;
+    let path = pty.path.clone();
+    if let Some(link) = &plug.link {
+        point_link(link, &path)?;
+    }
     let (sim, lines) = match source {
         Source::Script(s) => (Simulation::new(config, s), None),
         Source::Stepped(s, r) => {
@@ -74,9 +110,13 @@ pub fn spawn_on_pty(config: SimConfig, source: Source) -> Result<PtyBoard, SimEr
     let sim = Arc::new(Mutex::new(sim));
     let stop = Arc::new(AtomicBool::new(false));
     let (report_tx, reports) = mpsc::channel();
+    let (plug_tx, plug_events) = mpsc::channel();
     let line_rx = lines.map(|(interactive, reader)| (interactive, spawn_line_reader(reader)));
     let runner = Runner {
-        master: pty.master,
+        pty: Some(pty),
+        plug,
+        replug_at: None,
+        plug_events: plug_tx,
         sim: Arc::clone(&sim),
         stop: Arc::clone(&stop),
         reports: report_tx,
@@ -88,20 +128,21 @@ pub fn spawn_on_pty(config: SimConfig, source: Source) -> Result<PtyBoard, SimEr
         .name("virtual-dgt-board".into())
         .spawn(move || runner.run())?;
     Ok(PtyBoard {
-        path: pty.path,
+        path,
         reports,
+        plug_events,
         sim,
         stop,
         thread: Some(thread),
-        _slave: pty.slave,
     })
 }
 
-/// A raw-mode pseudo-terminal: the master side (non-blocking) for the device, the slave
-/// side kept open so the master never sees a hang-up, and the slave's path.
+/// One open raw-mode pseudo-terminal: the master (non-blocking) the runner talks on, the
+/// slave kept open so the master never sees a hang-up while the host has the port
+/// closed, and the slave's path.
 pub(crate) struct RawPty {
     pub(crate) master: OwnedFd,
-    pub(crate) slave: OwnedFd,
+    _slave: OwnedFd,
     pub(crate) path: PathBuf,
 }
 
@@ -114,9 +155,14 @@ impl RawPty {
         let path = nix::unistd::ttyname(pty.slave.as_fd())?;
         let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL)?);
         fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+        // A child process (the daemon under test) must not inherit the master: it would
+        // keep the terminal alive after an unplug.
+        for fd in [&pty.master, &pty.slave] {
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        }
         Ok(RawPty {
             master: pty.master,
-            slave: pty.slave,
+            _slave: pty.slave,
             path,
         })
     }
@@ -134,6 +180,10 @@ pub(crate) trait Device: Send + 'static {
     fn next_wakeup(&self) -> Option<Duration>;
     /// The next completed move.
     fn poll_report(&mut self) -> Option<Self::Report>;
+    /// The ply a report is of (for unplugging after a given ply).
+    fn ply(report: &Self::Report) -> u32;
+    /// The pseudo-terminal was closed at `now` (the board lost power).
+    fn unplug(&mut self, _now: Duration) {}
     /// A line of standard input (interactive or stepped play).
     fn input_line(&mut self, _interactive: bool, _line: &str, _now: Duration) {}
     /// Standard input ended.
@@ -159,6 +209,14 @@ impl Device for Simulation {
         Simulation::poll_report(self)
     }
 
+    fn ply(report: &MoveReport) -> u32 {
+        report.ply
+    }
+
+    fn unplug(&mut self, now: Duration) {
+        Simulation::unplug(self, now);
+    }
+
     fn input_line(&mut self, interactive: bool, line: &str, now: Duration) {
         if interactive {
             if let Err(e) = self.submit_line(line, now) {
@@ -176,15 +234,19 @@ impl Device for Simulation {
     }
 }
 
-/// Runs `device` on the master side of `pty` on a new thread until `stop` is set.
+/// Runs `device` on `pty`, never unplugged, on a new thread until `stop` is set.
 pub(crate) fn spawn_runner<D: Device>(
-    master: OwnedFd,
+    pty: RawPty,
     device: Arc<Mutex<D>>,
     stop: Arc<AtomicBool>,
     reports: Sender<D::Report>,
 ) -> std::io::Result<JoinHandle<()>> {
     let runner = Runner {
-        master,
+        pty: Some(pty),
+        plug: Plug::default(),
+        replug_at: None,
+        // Nobody listens: without a plug plan there are no plug events.
+        plug_events: mpsc::channel().0,
         sim: device,
         stop,
         reports,
@@ -197,8 +259,24 @@ pub(crate) fn spawn_runner<D: Device>(
         .spawn(move || runner.run())
 }
 
+/// Points the symbolic link `link` at `target`, replacing it in one step.
+fn point_link(link: &Path, target: &Path) -> std::io::Result<()> {
+    let mut tmp = link.as_os_str().to_owned();
+    tmp.push(".new");
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp)?;
+    std::fs::rename(&tmp, link)
+}
+
 impl PtyBoard {
-    /// The slave device for the daemon to open, e.g. `/dev/pts/3`.
+    /// Unplug and replug events, as they happen.
+    pub fn plug_events(&self) -> &Receiver<PlugEvent> {
+        &self.plug_events
+    }
+
+    /// The slave device for the daemon to open, e.g. `/dev/pts/3` (the first one, when
+    /// the board is replugged: see [`Plug::link`]).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -259,7 +337,12 @@ fn spawn_line_reader(reader: Box<dyn BufRead + Send>) -> Receiver<String> {
 }
 
 struct Runner<D: Device> {
-    master: OwnedFd,
+    /// The pseudo-terminal; none while unplugged.
+    pty: Option<RawPty>,
+    plug: Plug,
+    /// When to plug back in, while unplugged.
+    replug_at: Option<Duration>,
+    plug_events: Sender<PlugEvent>,
     sim: Arc<Mutex<D>>,
     stop: Arc<AtomicBool>,
     reports: Sender<D::Report>,
@@ -277,12 +360,16 @@ impl<D: Device> Runner<D> {
         let mut buf = [0u8; 1024];
         while !self.stop.load(Ordering::SeqCst) {
             let sleep = self.step();
+            let Some(pty) = &self.pty else {
+                std::thread::sleep(sleep.min(MAX_SLEEP));
+                continue;
+            };
             let mut events = PollFlags::POLLIN;
             if !self.backlog.is_empty() {
                 events |= PollFlags::POLLOUT;
             }
             let timeout = PollTimeout::try_from(sleep.min(MAX_SLEEP)).unwrap_or(PollTimeout::ZERO);
-            let mut fds = [PollFd::new(self.master.as_fd(), events)];
+            let mut fds = [PollFd::new(pty.master.as_fd(), events)];
             match poll(&mut fds, timeout) {
                 Ok(0) | Err(Errno::EINTR) => continue,
                 Ok(_) => {}
@@ -293,7 +380,7 @@ impl<D: Device> Runner<D> {
             }
             let revents = fds[0].revents().unwrap_or(PollFlags::empty());
             if revents.contains(PollFlags::POLLIN) {
-                match nix::unistd::read(&self.master, &mut buf) {
+                match nix::unistd::read(&pty.master, &mut buf) {
                     Ok(n) if n > 0 => {
                         let now = self.now();
                         lock(&self.sim).receive(&buf[..n], now);
@@ -305,6 +392,47 @@ impl<D: Device> Runner<D> {
                 std::thread::sleep(MAX_SLEEP);
             }
         }
+        if let Some(link) = &self.plug.link {
+            let _ = std::fs::remove_file(self.plug.relink.as_ref().unwrap_or(link));
+            let _ = std::fs::remove_file(link);
+        }
+    }
+
+    /// Closes the pseudo-terminal (the host's reads fail) and removes the link.
+    fn unplug(&mut self, now: Duration) {
+        self.pty = None;
+        self.backlog.clear();
+        lock(&self.sim).unplug(now);
+        if let Some(link) = &self.plug.link {
+            let _ = std::fs::remove_file(link);
+        }
+        self.replug_at = Some(now + self.plug.unplugged_for);
+        let _ = self.plug_events.send(PlugEvent::Unplugged);
+    }
+
+    /// Opens a new pseudo-terminal and points the link (or the other link) at it.
+    fn replug(&mut self) {
+        let pty = match RawPty::open() {
+            Ok(pty) => pty,
+            Err(e) => {
+                eprintln!("virtual board: cannot open a new pseudo-terminal: {e}");
+                return;
+            }
+        };
+        let link = self.plug.relink.as_ref().or(self.plug.link.as_ref());
+        let path = match link {
+            Some(link) => match point_link(link, &pty.path) {
+                Ok(()) => link.clone(),
+                Err(e) => {
+                    eprintln!("virtual board: cannot link {}: {e}", link.display());
+                    pty.path.clone()
+                }
+            },
+            None => pty.path.clone(),
+        };
+        self.pty = Some(pty);
+        self.replug_at = None;
+        let _ = self.plug_events.send(PlugEvent::Replugged(path));
     }
 
     /// Feed input lines, advance the simulation, forward reports and write output.
@@ -326,20 +454,32 @@ impl<D: Device> Runner<D> {
             }
         }
         self.backlog.extend(sim.advance(now));
+        let mut unplug = false;
         while let Some(r) = sim.poll_report() {
+            unplug |= self.pty.is_some() && self.plug.unplug_after.contains(&D::ply(&r));
             let _ = self.reports.send(r);
         }
         let sleep = sim
             .next_wakeup()
             .map_or(MAX_SLEEP, |t| t.saturating_sub(now));
         drop(sim);
+        if unplug {
+            self.unplug(now);
+        } else if self.replug_at.is_some_and(|at| now >= at) {
+            self.replug();
+        }
         self.flush();
         sleep
     }
 
     fn flush(&mut self) {
+        let Some(pty) = &self.pty else {
+            // Unplugged: the board is off, and what it would have said is lost.
+            self.backlog.clear();
+            return;
+        };
         while !self.backlog.is_empty() {
-            match nix::unistd::write(&self.master, &self.backlog) {
+            match nix::unistd::write(&pty.master, &self.backlog) {
                 Ok(n) if n > 0 => {
                     self.backlog.drain(..n);
                 }

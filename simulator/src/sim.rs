@@ -332,6 +332,15 @@ impl Simulation {
         self.input_open = false;
     }
 
+    /// The board is unplugged at `now`: it loses power and sends nothing until a host
+    /// puts it in an update mode again, while the players go on moving pieces.
+    pub fn unplug(&mut self, now: Duration) {
+        self.advance_to(now);
+        self.board.power_off();
+        self.out.clear();
+        self.host_connected();
+    }
+
     /// Call when a host (re)connects: the next reply is preceded by garbage if configured.
     pub fn host_connected(&mut self) {
         self.greeted = false;

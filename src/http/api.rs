@@ -22,6 +22,8 @@ pub enum ApiError {
     Unauthorised,
     BadRequest(String),
     Control(ControlError),
+    /// A state-changing call on a relay.
+    ReadOnly,
 }
 
 impl IntoResponse for ApiError {
@@ -33,6 +35,10 @@ impl IntoResponse for ApiError {
                 "this call needs `Authorization: Bearer <token>`".into(),
             ),
             ApiError::BadRequest(why) => (StatusCode::BAD_REQUEST, why),
+            ApiError::ReadOnly => (
+                StatusCode::FORBIDDEN,
+                "this is a relay: game data and board commands go to the bridge that reads the board".into(),
+            ),
             ApiError::Control(e) => {
                 let status = match e {
                     ControlError::NoSuchBoard(_) => StatusCode::NOT_FOUND,
@@ -59,7 +65,8 @@ fn pgn(text: String) -> Response {
 }
 
 fn require_token(app: &App, headers: &HeaderMap) -> Result<(), ApiError> {
-    if authorised(headers, &app.token) {
+    let token = app.token.as_deref().ok_or(ApiError::ReadOnly)?;
+    if authorised(headers, token) {
         Ok(())
     } else {
         Err(ApiError::Unauthorised)

@@ -26,8 +26,9 @@ use crate::output::hub::Hub;
 struct App {
     hub: Arc<Hub>,
     control: BoardControl,
-    /// The bearer token state-changing calls must present.
-    token: Arc<str>,
+    /// The bearer token state-changing calls must present; none on a relay, which
+    /// refuses them (they belong to the bridge that reads the board).
+    token: Option<Arc<str>>,
 }
 
 /// Serves the API on `listener` until the runtime stops. `token` guards the calls
@@ -36,8 +37,22 @@ pub async fn serve(listener: TcpListener, hub: Arc<Hub>, control: BoardControl, 
     let app = App {
         hub,
         control,
-        token: token.into(),
+        token: Some(token.into()),
     };
+    run(listener, app).await;
+}
+
+/// Serves a relay's hub read-only: every call that would change something is refused.
+pub async fn serve_relay(listener: TcpListener, hub: Arc<Hub>) {
+    let app = App {
+        hub,
+        control: BoardControl::default(),
+        token: None,
+    };
+    run(listener, app).await;
+}
+
+async fn run(listener: TcpListener, app: App) {
     let router = Router::new()
         .route("/", get(viewer::page))
         .route("/viewer.js", get(viewer::script))

@@ -91,7 +91,7 @@ impl Engine {
     /// from it) switches the reading.
     fn turned_board(&mut self) -> bool {
         if self.config.occupancy_only {
-            return false;
+            return self.turned_occupancy_board();
         }
         let alt = from_hardware(&self.raw, !self.rotated, false);
         let alt_diff = diff(&alt, &self.expected);
@@ -109,8 +109,44 @@ impl Engine {
         true
     }
 
+    /// An occupancy-only board's start position looks the same both ways round, so its
+    /// orientation shows with the game's first move: a first move legal only in the
+    /// turned reading turns the reading. Later, occupancy is too weak a sign (fast play
+    /// can look like one turned move), so only the first move of a game from the start
+    /// position counts; the reading then stays for the games after it.
+    fn turned_occupancy_board(&mut self) -> bool {
+        if self.record.ply_count() != 0 || self.record.is_setup() {
+            return false;
+        }
+        let alt = from_hardware(&self.raw, !self.rotated, true);
+        let alt_diff = diff(&alt, &self.expected);
+        if !alt_diff.any() {
+            return false;
+        }
+        if let Match::One(i) = self.candidates.find(&alt, alt_diff) {
+            self.turn_around();
+            self.commit(i);
+            return true;
+        }
+        // Several moves at once (a fast reply to the first move): White moved first, so
+        // the squares that changed first are White's. If they all lie in what this
+        // reading calls Black's half, the board stands the other way round; the moves
+        // are then explained in the turned reading.
+        let first = self.since.iter().flatten().min();
+        let earliest = (0..64).filter(|&i| first.is_some() && self.since[i] == first.copied());
+        let mut earliest = earliest.peekable();
+        if earliest.peek().is_some() && earliest.all(|i| i >= 32) {
+            self.turn_around();
+        }
+        false
+    }
+
     fn turn_around(&mut self) {
         self.rotated = !self.rotated;
+        // Square s of one reading is square 63 - s of the other: the change times follow
+        // the physical squares.
+        self.since.reverse();
+        self.changed_at.reverse();
         self.observed = from_hardware(&self.raw, self.rotated, self.config.occupancy_only);
         self.diff = diff(&self.observed, &self.expected);
         self.events.push_back(Event::OrientationChanged {

@@ -28,6 +28,8 @@ pub struct LinkConfig {
     pub silence_timeout: Duration,
     /// Keep the raw traffic of each board in a file in this directory.
     pub record_dir: Option<PathBuf>,
+    /// Journal each board's inputs in this directory and restore from it at start.
+    pub journal_dir: Option<PathBuf>,
 }
 
 impl Default for LinkConfig {
@@ -39,6 +41,7 @@ impl Default for LinkConfig {
             keepalive: Duration::from_secs(1),
             silence_timeout: Duration::from_secs(3),
             record_dir: None,
+            journal_dir: None,
         }
     }
 }

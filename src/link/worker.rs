@@ -15,10 +15,12 @@ use std::time::{Duration, Instant};
 use boardcast_protocol::{Decoded, Decoder, Message};
 use serialport::{SerialPort, TTYPort};
 
+use super::discovery::Handover;
 use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
 use super::{OpenError, READ_TIMEOUT, open_port};
-use crate::board::{BoardCommand, BoardCore};
+use crate::board::BoardCommand;
 use crate::inference::{EngineConfig, EngineError, Event};
+use crate::journal::JournaledCore;
 use crate::recording::{Direction, Recorder};
 use crate::status::{BoardStatus, Connection};
 
@@ -30,7 +32,7 @@ const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
 const MIN_REOPEN_BACKOFF: Duration = Duration::from_millis(250);
 
 /// What the daemon knows about one board before opening it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct BoardSpec {
     /// Board number, from 1.
     pub id: usize,
@@ -40,6 +42,9 @@ pub struct BoardSpec {
     pub link: LinkConfig,
     /// Inference settings.
     pub engine: EngineConfig,
+    /// For a board found by discovery: where its port comes back (instead of reopening
+    /// the same path).
+    pub handover: Option<Handover>,
 }
 
 /// An operator's command for one board, with where to send the outcome.
@@ -59,11 +64,13 @@ pub struct BoardWorker {
     requests: Receiver<BoardRequest>,
     shutdown: Arc<AtomicBool>,
     epoch: Instant,
-    core: BoardCore,
+    /// The board core, journalled with `--journal`.
+    core: JournaledCore,
     /// Engine events not yet sent with an update.
     events: Vec<Event>,
     /// Where the raw traffic goes, while recording works.
     recorder: Option<Recorder>,
+    handover: Option<Handover>,
 }
 
 /// What a worker tells the rest of the daemon after a change: the board's whole status,
@@ -89,7 +96,13 @@ impl BoardWorker {
         shutdown: Arc<AtomicBool>,
     ) -> std::io::Result<JoinHandle<()>> {
         let id = board.id;
-        let core = BoardCore::new(board.engine);
+        // Restored from the journal before the port is read, and published first.
+        let core = JournaledCore::open(
+            board.engine,
+            board.link.journal_dir.as_deref(),
+            id,
+            &board.path,
+        );
         let mut status = BoardStatus::new(board.id, board.path);
         status.game = Some(core.game_status());
         let worker = BoardWorker {
@@ -102,6 +115,7 @@ impl BoardWorker {
             core,
             events: Vec::new(),
             recorder: None,
+            handover: board.handover,
         };
         std::thread::Builder::new()
             .name(format!("board-{id}"))
@@ -119,6 +133,16 @@ impl BoardWorker {
             self.status.last_error = Some(gone.clone());
             tracing::warn!(port = %self.status.port.display(), "board link lost: {gone}; reopening");
             self.publish();
+            if let Some(handover) = &self.handover {
+                handover.release();
+                let Some(found) = handover.wait(&self.shutdown) else {
+                    return;
+                };
+                tracing::info!(port = %found.path.display(), "board found again");
+                self.status.port = found.path;
+                port = found.port;
+                continue;
+            }
             port = loop {
                 std::thread::sleep(backoff);
                 if self.stopping() {
@@ -213,6 +237,10 @@ impl BoardWorker {
                     }
                     Message::Version { major, minor } => {
                         self.status.version = Some(format!("{major}.{minor}"));
+                        // The core learns from the version too: a Pegasus (1.0) reports
+                        // occupancy only.
+                        self.core.on_message(&message, now);
+                        self.status.game = Some(self.core.game_status());
                         return true;
                     }
                     _ => {}
@@ -289,7 +317,7 @@ impl BoardWorker {
         let mut any = false;
         while let Ok(request) = self.requests.try_recv() {
             any = true;
-            let outcome = self.core.apply(request.command);
+            let outcome = self.core.apply(request.command, self.now());
             (request.reply)(outcome);
         }
         if any {

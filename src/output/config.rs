@@ -5,10 +5,12 @@
 //! site = "Utrecht"
 //! round = "3"
 //! date = "2026.03.01"          # default: today
+//! journal = "/var/lib/boardcast/round-3"  # optional: as --journal DIR
 //!
 //! [[board]]                    # board 1, then board 2, ...
 //! white = "Carlsen, Magnus"
 //! black = "Nakamura, Hikaru"
+//! serial = "01025"             # optional: the board, by serial number (or port = "/dev/…")
 //!
 //! [push]                       # optional: a lichess broadcast round
 //! url = "https://lichess.org/api/broadcast/round/AbCdEfGh/push"
@@ -21,6 +23,7 @@ use serde::Deserialize;
 
 use super::push::PushTarget;
 use super::round::{Players, Round};
+use crate::link::plan::Locator;
 
 /// Why the config file cannot be used; names the file, the line and the field.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +57,10 @@ pub struct FileConfig {
     pub round: Round,
     /// Where to push the round's PGN, if anywhere.
     pub push: Option<PushTarget>,
+    /// Where each board is, by board number − 1.
+    pub boards: Vec<Locator>,
+    /// Where to journal the boards (`--journal`), if anywhere.
+    pub journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,8 +71,18 @@ struct RawConfig {
     round: Option<String>,
     date: Option<String>,
     #[serde(default)]
-    board: Vec<Players>,
+    board: Vec<RawBoard>,
     push: Option<RawPush>,
+    journal: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBoard {
+    white: Option<String>,
+    black: Option<String>,
+    port: Option<PathBuf>,
+    serial: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -102,13 +119,33 @@ fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
         site: raw.site.unwrap_or(defaults.site),
         date: raw.date.unwrap_or(defaults.date),
         round: raw.round.unwrap_or(defaults.round),
-        boards: raw.board,
+        boards: raw
+            .board
+            .iter()
+            .map(|b| Players {
+                white: b.white.clone(),
+                black: b.black.clone(),
+            })
+            .collect(),
     };
+    let boards = raw
+        .board
+        .into_iter()
+        .map(|b| Locator {
+            port: b.port,
+            serial: b.serial,
+        })
+        .collect();
     let push = raw.push.map(|p| PushTarget {
         url: p.url,
         token: p.token,
     });
-    Ok(FileConfig { round, push })
+    Ok(FileConfig {
+        round,
+        push,
+        boards,
+        journal: raw.journal,
+    })
 }
 
 /// `, field "key"` for a `key = value` line, so that errors about a value name its field.
@@ -135,6 +172,21 @@ mod tests {
         assert_eq!(config.round.round_tag(2), "2.2");
         assert_eq!(config.round.players(2), ("C".into(), "?".into()));
         assert_eq!(config.push.expect("push").url, "http://x/push");
+        let config = parse("journal = \"/var/lib/j\"\n").expect("valid");
+        assert_eq!(config.journal, Some(PathBuf::from("/var/lib/j")));
+    }
+
+    #[test]
+    fn boards_by_serial_or_port() {
+        let config = parse(
+            "[[board]]\nserial = \"01025\"\nwhite = \"A\"\n[[board]]\nport = \"/dev/ttyACM0\"\n",
+        )
+        .expect("valid");
+        assert_eq!(config.boards[0].serial.as_deref(), Some("01025"));
+        assert_eq!(config.boards[1].port, Some(PathBuf::from("/dev/ttyACM0")));
+        assert_eq!(config.round.players(1), ("A".into(), "?".into()));
+        let (line, field, _) = parse("[[board]]\nserial = 1025\n").expect_err("a string");
+        assert_eq!((line, field.as_str()), (2, ", field \"serial\""));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! outcome without ever blocking the worker.
 
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -33,26 +33,26 @@ pub enum ControlError {
 }
 
 /// The request channels of all boards, by board number − 1 (`None` where the port did
-/// not open). Boards found later on a bus are added with [`BoardControl::register`].
+/// not open); shared, as boards found later join.
 #[derive(Clone, Default)]
 pub struct BoardControl {
-    boards: Arc<RwLock<Vec<Option<Sender<BoardRequest>>>>>,
+    boards: Arc<Mutex<Vec<Option<Sender<BoardRequest>>>>>,
 }
 
 impl BoardControl {
     /// Control over these boards.
     pub fn new(boards: Vec<Option<Sender<BoardRequest>>>) -> BoardControl {
         BoardControl {
-            boards: Arc::new(RwLock::new(boards)),
+            boards: Arc::new(Mutex::new(boards)),
         }
     }
 
-    /// Adds board `id` (a board found on a bus after the start).
-    pub fn register(&self, id: usize, sender: Sender<BoardRequest>) {
+    /// Board `id`'s worker takes requests on `sender` (a board found after the start).
+    pub fn set(&self, id: usize, sender: Sender<BoardRequest>) {
         let Some(index) = id.checked_sub(1) else {
             return;
         };
-        let mut boards = self.boards.write().unwrap_or_else(PoisonError::into_inner);
+        let mut boards = self.boards.lock().unwrap_or_else(PoisonError::into_inner);
         if boards.len() <= index {
             boards.resize(index + 1, None);
         }
@@ -67,7 +67,7 @@ impl BoardControl {
         command: BoardCommand,
         on_outcome: impl FnOnce(Result<(), EngineError>) + Send + 'static,
     ) -> Result<(), ControlError> {
-        let boards = self.boards.read().unwrap_or_else(PoisonError::into_inner);
+        let boards = self.boards.lock().unwrap_or_else(PoisonError::into_inner);
         let sender = id
             .checked_sub(1)
             .and_then(|i| boards.get(i))

@@ -1,7 +1,7 @@
 //! The live events consumers receive (SSE, WebSocket): one JSON object per change on a
 //! board, each with an id and the board's whole view after the change.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::inference::{Event, IrregularKind};
 use crate::status::{BoardStatus, Connection};
@@ -9,7 +9,7 @@ use crate::status::{BoardStatus, Connection};
 use super::view::BoardView;
 
 /// What changed on a board.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Change {
     /// A move entered the record at `ply` (1-based).

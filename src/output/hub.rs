@@ -90,6 +90,34 @@ impl Hub {
         }
     }
 
+    /// Adds board `id`, found after the start at `port`, if it is the next number (the
+    /// boards stay numbered 1..=n); its worker's updates follow.
+    pub fn add_board(&self, id: usize, port: &std::path::Path) {
+        let mut state = self.lock();
+        if id != state.status.boards.len() + 1 {
+            return;
+        }
+        let status = BoardStatus::new(id, port.to_path_buf());
+        let view = BoardView::new(&status, &state.round);
+        state.views.push(view);
+        state.status.boards.push(status);
+        state.archives.push(Vec::new());
+    }
+
+    /// Adds a board found after the start at `port` under the next free number and
+    /// returns that number: the one allocator for boards found by discovery (`--auto`)
+    /// and on a bus, so their numbers never collide.
+    pub fn add_next_board(&self, port: &std::path::Path) -> usize {
+        let mut state = self.lock();
+        let id = state.status.boards.len() + 1;
+        let status = BoardStatus::new(id, port.to_path_buf());
+        let view = BoardView::new(&status, &state.round);
+        state.views.push(view);
+        state.status.boards.push(status);
+        state.archives.push(Vec::new());
+        id
+    }
+
     fn lock(&self) -> MutexGuard<'_, HubState> {
         // A panic elsewhere while holding the lock leaves consistent data (every write
         // is a whole replacement), so carry on with it.
@@ -102,14 +130,13 @@ impl Hub {
         let Some(index) = update.status.id.checked_sub(1) else {
             return;
         };
-        // Boards found on a bus after the start take the next numbers.
-        while state.status.boards.len() <= index {
-            let id = state.status.boards.len() + 1;
-            let added = BoardStatus::new(id, update.status.port.clone());
-            let view = BoardView::new(&added, &state.round);
-            state.status.boards.push(added);
-            state.views.push(view);
-            state.archives.push(Vec::new());
+        if index >= state.status.boards.len() {
+            // Every board number comes from this hub (add_next_board), so this is a bug.
+            tracing::error!(
+                board = index + 1,
+                "update for a board the hub does not know"
+            );
+            return;
         }
         let before = &state.status.boards[index];
         let pgn_changed = before.game.as_ref().map(|g| &g.pgn)
@@ -251,6 +278,67 @@ impl Hub {
     pub fn board_count(&self) -> usize {
         self.lock().views.len()
     }
+
+    /// Board `id`'s status, view, finished games and current PGN, taken together.
+    pub fn board_state(&self, id: usize) -> Option<(BoardStatus, BoardView, Vec<String>, String)> {
+        let state = self.lock();
+        let index = id.checked_sub(1)?;
+        Some((
+            state.status.boards.get(index)?.clone(),
+            state.views.get(index)?.clone(),
+            state.archives.get(index)?.clone(),
+            current_pgn_of(&state, id)?,
+        ))
+    }
+
+    /// Adds a board fed from elsewhere (a relay's NATS feed) as the next board number,
+    /// which it returns; live clients are told of it by a connection event.
+    pub fn add_remote(&self, board: RemoteBoard) -> usize {
+        let mut state = self.lock();
+        let id = state.views.len() + 1;
+        state
+            .status
+            .boards
+            .push(BoardStatus::new(id, PathBuf::new()));
+        state.views.push(board.view.clone());
+        state.archives.push(Vec::new());
+        let change = Change::Connection {
+            connection: board.status.connection,
+            serial: board.status.serial.clone(),
+        };
+        drop(state);
+        self.apply_remote(id, board, &[change]);
+        id
+    }
+
+    /// Replaces board `id` with what its bridge published, and publishes `changes`
+    /// (what happened since the bridge's previous message) as live events.
+    pub fn apply_remote(&self, id: usize, mut board: RemoteBoard, changes: &[Change]) {
+        let mut state = self.lock();
+        let Some(index) = id.checked_sub(1).filter(|i| *i < state.views.len()) else {
+            return;
+        };
+        board.status.id = id;
+        board.view.id = id;
+        state.status.boards[index] = board.status;
+        state.views[index] = board.view;
+        state.archives[index] = board.finished_games;
+        for change in changes {
+            self.publish(&mut state, index, change);
+        }
+        drop(state);
+        self.pgn_changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// A board as another daemon published it (see `output::nats`).
+pub struct RemoteBoard {
+    /// Its status there (the id is replaced by this hub's number).
+    pub status: BoardStatus,
+    /// Its view there (likewise).
+    pub view: BoardView,
+    /// The games it finished, oldest first.
+    pub finished_games: Vec<String>,
 }
 
 fn current_pgn_of(state: &HubState, id: usize) -> Option<String> {

@@ -1,7 +1,7 @@
 //! How consumers see one board: the JSON of `/api/boards/{id}`, also carried by every
 //! live event, so that a client never has to merge partial updates.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, Position};
@@ -12,7 +12,7 @@ use crate::status::{BoardStatus, Connection};
 use super::round::Round;
 
 /// One board, as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoardView {
     /// Board number, from 1 in the order the ports were given.
     pub id: usize,
@@ -23,7 +23,7 @@ pub struct BoardView {
     /// The connection to the board.
     pub connection: Connection,
     /// "normal", or "rotated" when the board is read turned 180°.
-    pub orientation: &'static str,
+    pub orientation: String,
     /// The game's position after the last recorded move.
     pub fen: Option<String>,
     /// What the game is doing (`kind`: in_play, pending, irregular, ambiguous,
@@ -63,7 +63,8 @@ impl BoardView {
                 "rotated"
             } else {
                 "normal"
-            },
+            }
+            .into(),
             fen: game.map(|g| g.fen.clone()),
             status: game.map(|g| g.state.clone()),
             squares_to_fix: game.map(squares_to_fix).unwrap_or_default(),

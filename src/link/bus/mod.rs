@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -30,6 +30,7 @@ use super::{READ_TIMEOUT, open_port};
 use crate::inference::EngineConfig;
 use crate::link::worker::BoardUpdate;
 use crate::output::control::BoardControl;
+use crate::output::hub::Hub;
 use crate::output::round::Round;
 use crate::status::{BoardStatus, Connection};
 
@@ -54,8 +55,8 @@ pub struct BusSpec {
 /// What the bus threads share with the rest of the daemon.
 #[derive(Clone)]
 pub struct BusShared {
-    /// The next free board number.
-    pub next_id: Arc<AtomicUsize>,
+    /// Hands out board numbers (the daemon's one allocator, shared with discovery).
+    pub hub: Arc<Hub>,
     /// Where each new board's request channel is registered.
     pub control: BoardControl,
     /// Where the boards' updates go.
@@ -229,7 +230,7 @@ impl BusWorker {
         if self.members.contains_key(&address) {
             return;
         }
-        let id = self.shared.next_id.fetch_add(1, Ordering::SeqCst);
+        let id = self.shared.hub.add_next_board(&self.spec.path);
         let mut status = BoardStatus::new(id, self.spec.path.clone());
         status.serial = Some(address.serial());
         status.connection = Connection::Initialising;
@@ -250,7 +251,7 @@ impl BusWorker {
         ) {
             Ok(thread) => {
                 tracing::info!(board = id, port = %self.spec.path.display(), serial = %address, "bus board found");
-                self.shared.control.register(id, requests);
+                self.shared.control.set(id, requests);
                 self.members.insert(address, Member { id, inputs, thread });
             }
             Err(e) => tracing::error!(board = id, "cannot start a thread: {e}"),

@@ -1,0 +1,166 @@
+//! What the benchmarks share: a fake DGT board on a bare pseudo-terminal, the corpus
+//! games it plays, and the latency report. Each bench uses part of it.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use boardcast_protocol::{Command as HostCommand, CommandDecoder, Message, RawBoard};
+use boardcast_simulator::Script;
+use nix::fcntl::OFlag;
+use nix::pty::{PtyMaster, grantpt, posix_openpt, ptsname_r, unlockpt};
+use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+use shakmaty::{Chess, Position};
+
+/// A fake DGT board: answers the daemon's init on a pseudo-terminal and sends field
+/// updates for the moves it is given.
+pub struct FakeBoard {
+    pub path: PathBuf,
+    writer: Arc<Mutex<File>>,
+    board: Arc<Mutex<RawBoard>>,
+    /// Set once the daemon has asked for a dump (its init is done).
+    dumped: Arc<AtomicBool>,
+    _slave: OwnedFd,
+}
+
+impl FakeBoard {
+    /// Opens a pseudo-terminal and starts answering on it.
+    pub fn open() -> FakeBoard {
+        let master: PtyMaster = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("openpt");
+        grantpt(&master).expect("grantpt");
+        unlockpt(&master).expect("unlockpt");
+        let path = PathBuf::from(ptsname_r(&master).expect("ptsname"));
+        let slave: OwnedFd = File::options()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open slave")
+            .into();
+        let mut termios = tcgetattr(slave.as_fd()).expect("tcgetattr");
+        cfmakeraw(&mut termios);
+        tcsetattr(slave.as_fd(), SetArg::TCSANOW, &termios).expect("tcsetattr");
+        let master = File::from(OwnedFd::from(master));
+        let mut reader = master.try_clone().expect("clone");
+        let writer = Arc::new(Mutex::new(master));
+        let board = Arc::new(Mutex::new(RawBoard::start_position()));
+        let (answer, shown) = (writer.clone(), board.clone());
+        let dumped = Arc::new(AtomicBool::new(false));
+        let asked = dumped.clone();
+        std::thread::spawn(move || {
+            let mut decoder = CommandDecoder::new();
+            let mut buf = [0u8; 256];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                decoder.feed(&buf[..n]);
+                while let Some(command) = decoder.poll() {
+                    let reply = match command {
+                        HostCommand::SerialNumber => Message::SerialNumber("BENCH".into()),
+                        HostCommand::Version => Message::Version { major: 3, minor: 1 },
+                        HostCommand::SendBoard => {
+                            asked.store(true, Ordering::Relaxed);
+                            Message::BoardDump(*shown.lock().expect("board"))
+                        }
+                        _ => continue,
+                    };
+                    let _ = answer.lock().expect("writer").write_all(&reply.encode());
+                }
+            }
+        });
+        FakeBoard {
+            path,
+            writer,
+            board,
+            dumped,
+            _slave: slave,
+        }
+    }
+
+    /// Whether the daemon has initialised the board (asked for its dump).
+    pub fn is_ready(&self) -> bool {
+        self.dumped.load(Ordering::Relaxed)
+    }
+
+    /// The position the board shows now.
+    pub fn shown(&self) -> RawBoard {
+        *self.board.lock().expect("board")
+    }
+
+    /// Sends the field updates that turn the board into `target` (emptied squares
+    /// first, as hands lift before they place); returns when the last byte was written.
+    pub fn show(&self, target: &RawBoard) -> Instant {
+        let mut board = self.board.lock().expect("board");
+        let squares: Vec<_> = boardcast_protocol::SquareIndex::all()
+            .filter(|&sq| board.get(sq) != target.get(sq))
+            .collect();
+        let (lifts, places): (Vec<_>, Vec<_>) =
+            squares.into_iter().partition(|&sq| target.get(sq) == 0);
+        let mut bytes = Vec::new();
+        for square in lifts.into_iter().chain(places) {
+            Message::FieldUpdate {
+                square,
+                code: target.get(square),
+            }
+            .encode_into(&mut bytes);
+        }
+        *board = *target;
+        let mut writer = self.writer.lock().expect("writer");
+        writer.write_all(&bytes).expect("write field updates");
+        Instant::now()
+    }
+}
+
+/// The DGT codes of a position, in board index order.
+pub fn raw_board(position: &Chess) -> RawBoard {
+    let text: String = (0..64)
+        .map(|i| {
+            let square = shakmaty::Square::from_coords(
+                shakmaty::File::new(i % 8),
+                shakmaty::Rank::new(7 - i / 8),
+            );
+            position.board().piece_at(square).map_or('.', |p| p.char())
+        })
+        .collect();
+    RawBoard::from_text(&text).expect("board text")
+}
+
+/// The corpus games from the standard start with 20 plies or more.
+pub fn corpus_games() -> Vec<Script> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/corpus/lichess_db_1000k.pgn"
+    );
+    let text = std::fs::read_to_string(path).expect("corpus");
+    Script::parse_pgn(&text)
+        .expect("corpus parses")
+        .into_iter()
+        .filter(|s| *s.start() == Chess::default() && s.moves().len() >= 20)
+        .collect()
+}
+
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Prints p50, p99 and max of `values` (milliseconds).
+pub fn report(name: &str, mut values: Vec<f64>) {
+    values.sort_by(f64::total_cmp);
+    if values.is_empty() {
+        println!("{name}: no samples");
+        return;
+    }
+    println!(
+        "{name}: n={} p50={:.3} ms p99={:.3} ms max={:.3} ms",
+        values.len(),
+        percentile(&values, 50.0),
+        percentile(&values, 99.0),
+        values[values.len() - 1]
+    );
+}

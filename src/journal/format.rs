@@ -1,0 +1,369 @@
+//! The journal's on-disk format: one record a line, each with its own checksum, so a
+//! line torn by a power loss (or garbled by the disk) is recognised and never replayed.
+//!
+//! ```text
+//! # boardcast journal v1
+//! 3f2a9c1e 1523004 m 8e00051c00
+//! 0b7d44f2 1773120 t
+//! 9a01be33 1773120 e ply 1: e4
+//! 51c2d0aa 1800000 c {"op":"set_tags","tags":[["White","Carlsen"]]}
+//! ```
+//!
+//! Each line is `CRC BODY`, where CRC is the CRC-32 of BODY in 8 hex digits and BODY is
+//! `MICROS KIND [PAYLOAD]`: the board core's time in microseconds, then
+//! * `m HEX`: a board message given to the core, as its wire frame;
+//! * `t`: the core's timer ran;
+//! * `c JSON`: an operator command given to the core;
+//! * `e TEXT`: a move or game change the core committed (a check for the replay; these
+//!   are the records that are fsync'd).
+
+use std::time::Duration;
+
+use boardcast_protocol::{Decoded, Decoder, Message};
+use serde::{Deserialize, Serialize};
+use shakmaty::{KnownOutcome, Role};
+
+use crate::board::BoardCommand;
+
+/// The first line of every journal.
+pub const HEADER: &str = "# boardcast journal v1";
+
+/// What one record says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// A board message given to the core.
+    Message(Message),
+    /// The core's timer ran.
+    Tick,
+    /// An operator command given to the core.
+    Command(BoardCommand),
+    /// What the core committed (a move, a correction, a new game …), as one line.
+    Committed(String),
+}
+
+/// A record and the core time it happened at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The board core's time.
+    pub at: Duration,
+    /// What happened.
+    pub record: Record,
+}
+
+/// A line that cannot be used, and everything after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// Byte offset where the damaged line starts (the file is good up to here).
+    pub offset: usize,
+    /// Its 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub reason: String,
+    /// Good records that follow it, and so cannot be replayed: more than zero means the
+    /// damage is not a torn tail but something in the middle of the file.
+    pub records_after: usize,
+}
+
+/// What reading a journal found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The good records before any damage, in order.
+    pub entries: Vec<Entry>,
+    /// The first damaged line, if any.
+    pub damage: Option<Damage>,
+}
+
+/// The line for one entry, newline included.
+pub fn encode(entry: &Entry) -> String {
+    let micros = entry.at.as_micros();
+    let body = match &entry.record {
+        Record::Message(message) => format!("{micros} m {}", hex(&message.encode())),
+        Record::Tick => format!("{micros} t"),
+        Record::Command(command) => {
+            let json = serde_json::to_string(&CommandRecord::from(command))
+                .unwrap_or_else(|_| "{}".into());
+            format!("{micros} c {json}")
+        }
+        // A line break inside would split the record.
+        Record::Committed(text) => format!("{micros} e {}", text.replace(['\n', '\r'], " ")),
+    };
+    format!("{:08x} {body}\n", crc32fast::hash(body.as_bytes()))
+}
+
+/// Reads a whole journal. Everything from the first bad line on is left out and
+/// described in `damage`; a last line without its newline counts as bad (torn).
+pub fn parse(bytes: &[u8]) -> Parsed {
+    let mut entries = Vec::new();
+    let mut damage: Option<Damage> = None;
+    let mut offset = 0;
+    let mut number = 0;
+    while offset < bytes.len() {
+        number += 1;
+        let (line, next) = match bytes[offset..].iter().position(|&b| b == b'\n') {
+            Some(end) => (Some(&bytes[offset..offset + end]), offset + end + 1),
+            None => (None, bytes.len()),
+        };
+        let parsed = match line {
+            None => Err("incomplete last line (torn write)".to_string()),
+            Some(line) => parse_line(line, number),
+        };
+        match (parsed, &mut damage) {
+            (Ok(None), _) => {}
+            (Ok(Some(_)), Some(damage)) => damage.records_after += 1,
+            (Ok(Some(entry)), None) => entries.push(entry),
+            (Err(_), Some(_)) => {}
+            (Err(reason), None) => {
+                damage = Some(Damage {
+                    offset,
+                    line: number,
+                    reason,
+                    records_after: 0,
+                })
+            }
+        }
+        offset = next;
+    }
+    Parsed { entries, damage }
+}
+
+/// One complete line: a record, or `None` for the header and comments.
+fn parse_line(line: &[u8], number: usize) -> Result<Option<Entry>, String> {
+    let line = std::str::from_utf8(line).map_err(|_| "not text".to_string())?;
+    if number == 1 {
+        return if line == HEADER {
+            Ok(None)
+        } else {
+            Err("not a boardcast journal (no header line)".into())
+        };
+    }
+    if line.starts_with('#') {
+        return Ok(None);
+    }
+    let (crc, body) = line.split_once(' ').ok_or("no checksum")?;
+    let crc = u32::from_str_radix(crc, 16).map_err(|_| "bad checksum field")?;
+    if crc32fast::hash(body.as_bytes()) != crc {
+        return Err("checksum mismatch".into());
+    }
+    let mut fields = body.splitn(3, ' ');
+    let micros = fields
+        .next()
+        .and_then(|m| m.parse::<u64>().ok())
+        .ok_or("bad time")?;
+    let kind = fields.next().ok_or("no record kind")?;
+    let payload = fields.next().unwrap_or("");
+    let record = match kind {
+        "m" => Record::Message(decode_message(payload).ok_or("bad message frame")?),
+        "t" => Record::Tick,
+        "c" => {
+            let command: CommandRecord =
+                serde_json::from_str(payload).map_err(|e| format!("bad command: {e}"))?;
+            Record::Command(command.try_into()?)
+        }
+        "e" => Record::Committed(payload.to_string()),
+        other => return Err(format!("unknown record kind `{other}`")),
+    };
+    Ok(Some(Entry {
+        at: Duration::from_micros(micros),
+        record,
+    }))
+}
+
+/// Exactly one message frame in hex.
+fn decode_message(hex_text: &str) -> Option<Message> {
+    let bytes = unhex(hex_text)?;
+    let mut decoder = Decoder::new();
+    decoder.feed(&bytes);
+    let Some(Decoded::Message(message)) = decoder.poll() else {
+        return None;
+    };
+    decoder.poll().is_none().then_some(message)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// An operator command as the journal stores it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum CommandRecord {
+    SetTags { tags: Vec<(String, String)> },
+    SetResult { result: Option<String> },
+    AcceptBoard,
+    DeclareSetup,
+    CorrectPromotion { ply: usize, role: char },
+}
+
+impl From<&BoardCommand> for CommandRecord {
+    fn from(command: &BoardCommand) -> Self {
+        match command {
+            BoardCommand::SetTags(tags) => CommandRecord::SetTags { tags: tags.clone() },
+            BoardCommand::SetResult(outcome) => CommandRecord::SetResult {
+                result: outcome.map(|o| o.as_str().to_string()),
+            },
+            BoardCommand::AcceptBoard => CommandRecord::AcceptBoard,
+            BoardCommand::DeclareSetup => CommandRecord::DeclareSetup,
+            BoardCommand::CorrectPromotion { ply, role } => CommandRecord::CorrectPromotion {
+                ply: *ply,
+                role: role.char(),
+            },
+        }
+    }
+}
+
+impl TryFrom<CommandRecord> for BoardCommand {
+    type Error = String;
+
+    fn try_from(record: CommandRecord) -> Result<Self, String> {
+        Ok(match record {
+            CommandRecord::SetTags { tags } => BoardCommand::SetTags(tags),
+            CommandRecord::SetResult { result } => BoardCommand::SetResult(
+                result
+                    .map(|r| KnownOutcome::from_ascii(r.as_bytes()))
+                    .transpose()
+                    .map_err(|_| "bad result")?,
+            ),
+            CommandRecord::AcceptBoard => BoardCommand::AcceptBoard,
+            CommandRecord::DeclareSetup => BoardCommand::DeclareSetup,
+            CommandRecord::CorrectPromotion { ply, role } => BoardCommand::CorrectPromotion {
+                ply,
+                role: Role::from_char(role).ok_or("bad promotion piece")?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use boardcast_protocol::{RawBoard, SquareIndex};
+    use shakmaty::Color;
+
+    use super::*;
+
+    fn entries() -> Vec<Entry> {
+        let at = |ms: u64| Duration::from_micros(ms * 1000 + 7);
+        let square = SquareIndex::new(12).expect("a square");
+        vec![
+            Entry {
+                at: at(10),
+                record: Record::Message(Message::BoardDump(RawBoard::default())),
+            },
+            Entry {
+                at: at(20),
+                record: Record::Message(Message::FieldUpdate { square, code: 1 }),
+            },
+            Entry {
+                at: at(270),
+                record: Record::Tick,
+            },
+            Entry {
+                at: at(270),
+                record: Record::Committed("ply 1: e4".into()),
+            },
+            Entry {
+                at: at(300),
+                record: Record::Command(BoardCommand::SetTags(vec![(
+                    "White".into(),
+                    "Nakamura, \"Hikaru\" ☃".into(),
+                )])),
+            },
+            Entry {
+                at: at(301),
+                record: Record::Command(BoardCommand::SetResult(Some(KnownOutcome::Decisive {
+                    winner: Color::Black,
+                }))),
+            },
+            Entry {
+                at: at(302),
+                record: Record::Command(BoardCommand::SetResult(None)),
+            },
+            Entry {
+                at: at(303),
+                record: Record::Command(BoardCommand::CorrectPromotion {
+                    ply: 41,
+                    role: Role::Knight,
+                }),
+            },
+            Entry {
+                at: at(304),
+                record: Record::Command(BoardCommand::AcceptBoard),
+            },
+            Entry {
+                at: at(305),
+                record: Record::Command(BoardCommand::DeclareSetup),
+            },
+        ]
+    }
+
+    fn journal(entries: &[Entry]) -> String {
+        let mut text = format!("{HEADER}\n");
+        entries.iter().for_each(|e| text.push_str(&encode(e)));
+        text
+    }
+
+    #[test]
+    fn every_record_reads_back() {
+        let entries = entries();
+        let parsed = parse(journal(&entries).as_bytes());
+        assert_eq!(parsed.damage, None);
+        assert_eq!(parsed.entries, entries);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_left_out() {
+        let entries = entries();
+        let whole = journal(&entries);
+        let last = encode(entries.last().expect("entries"));
+        // Every cut inside the last line (power loss mid-write) loses that line only.
+        for cut in 1..last.len() {
+            let torn = &whole[..whole.len() - cut];
+            let parsed = parse(torn.as_bytes());
+            assert_eq!(parsed.entries, entries[..entries.len() - 1], "cut {cut}");
+            let damage = parsed.damage.expect("damage");
+            assert_eq!(damage.offset, whole.len() - last.len());
+            assert_eq!(damage.records_after, 0);
+        }
+    }
+
+    #[test]
+    fn a_garbled_line_stops_the_replay_and_counts_what_follows() {
+        let entries = entries();
+        let whole = journal(&entries);
+        // Flip one character of the third record's body: the checksum catches it.
+        let start = whole.match_indices('\n').nth(2).expect("line").0 + 1;
+        let mut bytes = whole.into_bytes();
+        bytes[start + 12] ^= 0x01;
+        let parsed = parse(&bytes);
+        assert_eq!(parsed.entries, entries[..2]);
+        let damage = parsed.damage.expect("damage");
+        assert_eq!((damage.line, damage.offset), (4, start));
+        assert_eq!(damage.records_after, entries.len() - 3);
+        assert!(damage.reason.contains("checksum"), "{}", damage.reason);
+    }
+
+    #[test]
+    fn zeros_after_a_power_loss_are_damage() {
+        let mut bytes = journal(&entries()).into_bytes();
+        let good = bytes.len();
+        bytes.extend([0u8; 512]);
+        let parsed = parse(&bytes);
+        assert_eq!(parsed.entries, entries());
+        assert_eq!(parsed.damage.expect("damage").offset, good);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_journal_is_refused() {
+        let parsed = parse(b"hello\n");
+        assert_eq!(parsed.damage.expect("damage").line, 1);
+    }
+}

@@ -1,0 +1,196 @@
+//! A journalled core survives being dropped without warning (as in `kill -9`): reopening
+//! its journal brings back every game and move, and play goes on.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use boardcast_protocol::{Message, RawBoard, SquareIndex};
+
+use super::*;
+
+const PORT: &str = "/dev/pts/77";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("boardcast-jcore-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A board and the caller's clock, as the worker has them.
+struct Hand {
+    board: RawBoard,
+    now: Duration,
+}
+
+impl Hand {
+    /// Connects: the board sends its dump.
+    fn start(core: &mut JournaledCore, board: RawBoard) -> Hand {
+        let hand = Hand {
+            board,
+            now: Duration::from_millis(5),
+        };
+        core.on_message(&Message::BoardDump(board), hand.now);
+        hand
+    }
+
+    fn square(name: &str) -> SquareIndex {
+        let bytes = name.as_bytes();
+        let (file, rank) = (bytes[0] - b'a', bytes[1] - b'1');
+        SquareIndex::new((7 - rank) * 8 + file).expect("a square")
+    }
+
+    fn set(&mut self, core: &mut JournaledCore, name: &str, code: u8) {
+        let square = Self::square(name);
+        self.board.set(square, code);
+        self.now += Duration::from_millis(150);
+        core.on_message(&Message::FieldUpdate { square, code }, self.now);
+        self.run_timers(core);
+    }
+
+    /// Moves a piece from `from` to `to` (a capture when `to` is occupied).
+    fn play(&mut self, core: &mut JournaledCore, from: &str, to: &str) {
+        let code = self.board.get(Self::square(from));
+        if self.board.get(Self::square(to)) != 0 {
+            self.set(core, to, 0);
+        }
+        self.set(core, from, 0);
+        self.set(core, to, code);
+        self.now += Duration::from_secs(1);
+        self.run_timers(core);
+    }
+
+    fn run_timers(&mut self, core: &mut JournaledCore) {
+        while let Some(due) = core.next_deadline().filter(|d| *d <= self.now) {
+            core.tick(self.now.max(due));
+            if core.next_deadline() == Some(due) {
+                break;
+            }
+        }
+    }
+}
+
+fn open(dir: &Path) -> JournaledCore {
+    JournaledCore::open(EngineConfig::default(), Some(dir), 1, Path::new(PORT))
+}
+
+fn moves(core: &JournaledCore) -> Vec<String> {
+    core.game_status().moves
+}
+
+#[test]
+fn a_dropped_core_comes_back_from_its_journal_and_plays_on() {
+    let dir = scratch("plays-on");
+    let mut core = open(&dir);
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    core.apply(
+        BoardCommand::SetTags(vec![("White".into(), "Ann".into())]),
+        hand.now,
+    )
+    .expect("tags");
+    for (from, to) in [("e2", "e4"), ("e7", "e5"), ("g1", "f3"), ("b8", "c6")] {
+        hand.play(&mut core, from, to);
+    }
+    assert_eq!(moves(&core), ["e4", "e5", "Nf3", "Nc6"]);
+    let before = core.game_status();
+    drop(core);
+
+    let mut core = open(&dir);
+    assert_eq!(core.game_status(), before, "restored exactly");
+    assert!(core.game_status().pgn.contains("[White \"Ann\"]"));
+    // The new daemon's clock starts again at zero; the core's runs on.
+    let mut hand = Hand {
+        board: hand.board,
+        now: Duration::from_millis(1),
+    };
+    core.on_message(&Message::BoardDump(hand.board), hand.now);
+    hand.play(&mut core, "f1", "b5");
+    assert_eq!(moves(&core), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+    drop(core);
+
+    let core = open(&dir);
+    assert_eq!(moves(&core), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn finished_games_come_back_for_publishing() {
+    let dir = scratch("finished");
+    let mut core = open(&dir);
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    // Fool's mate, then the pieces go back for the next game.
+    for (from, to) in [("f2", "f3"), ("e7", "e5"), ("g2", "g4"), ("d8", "h4")] {
+        hand.play(&mut core, from, to);
+    }
+    assert_eq!(core.game_status().result, "0-1");
+    // Not in takeback order, which would retract the moves instead.
+    for (from, to) in [("f3", "f2"), ("g4", "g2"), ("e5", "e7"), ("h4", "d8")] {
+        hand.play(&mut core, from, to);
+    }
+    hand.play(&mut core, "d2", "d4");
+    let published = core.take_finished_games();
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert_eq!(moves(&core), ["d4"]);
+    drop(core);
+
+    let mut core = open(&dir);
+    let restored = core.take_finished_games();
+    assert_eq!(restored, published);
+    assert!(restored[0].contains("Qh4#"), "{}", restored[0]);
+    assert_eq!(moves(&core), ["d4"]);
+    // The same games, offline, as `boardcast replay FILE.journal` prints them.
+    let text = std::fs::read_to_string(dir.join(file::file_name(1, Path::new(PORT)))).unwrap();
+    let pgn = replay_text(&text, EngineConfig::default());
+    assert_eq!(pgn, format!("{}{}", published[0], core.game_status().pgn));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_torn_last_record_is_ignored_and_appending_goes_on() {
+    let dir = scratch("torn");
+    let mut core = open(&dir);
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    hand.play(&mut core, "e2", "e4");
+    drop(core);
+    let path = dir.join(file::file_name(1, Path::new(PORT)));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"1a2b3c4d 99999999 m 8e00").unwrap();
+    drop(file);
+
+    let mut core = open(&dir);
+    assert_eq!(moves(&core), ["e4"]);
+    hand.now = Duration::from_millis(1);
+    hand.play(&mut core, "c7", "c5");
+    drop(core);
+    let core = open(&dir);
+    assert_eq!(moves(&core), ["e4", "c5"]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("99999999"), "torn tail cut off");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn replay_reports_a_journal_it_does_not_reproduce() {
+    let dir = scratch("diverged");
+    let mut core = open(&dir);
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    hand.play(&mut core, "e2", "e4");
+    drop(core);
+    let path = dir.join(file::file_name(1, Path::new(PORT)));
+    let opened = file::open(&dir, 1, Path::new(PORT)).unwrap();
+    let mut entries = opened.entries;
+    for entry in &mut entries {
+        if let Record::Committed(text) = &mut entry.record {
+            *text = text.replace("e4", "d4");
+        }
+    }
+    let rebuilt = rebuild(EngineConfig::default(), &entries);
+    let (index, journalled, replayed) = rebuilt.diverged.expect("divergence found");
+    assert_eq!((index, journalled.as_str()), (0, "ply 1: d4"));
+    assert_eq!(replayed, "ply 1: e4");
+    assert!(path.exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}

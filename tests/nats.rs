@@ -1,0 +1,236 @@
+//! NATS end to end: real nats-server (Debian's package) with JetStream, real daemons
+//! (`run --nats`) on simulated boards, and a relay (`boardcast relay`) started late:
+//! subjects and the stream's last PGN per board, the relay's API, PGN and SSE, two
+//! bridges feeding one relay, and a NATS outage in the middle of a game.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use async_nats::jetstream;
+
+use crate::harness::{Running, boardcast, poll, scratch};
+use crate::http_harness::{Daemon, Sim, is_move, send_json};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A nats-server with JetStream on a loopback port, storing in `store`.
+struct NatsServer {
+    _running: Running,
+    port: u16,
+}
+
+impl NatsServer {
+    fn start(store: &Path, port: u16) -> NatsServer {
+        let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .unwrap_or("nats-server");
+        let mut cmd = Command::new(binary);
+        cmd.args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(store);
+        let mut running = Running::start(cmd);
+        running
+            .wait_for_stderr("Server is ready", WAIT)
+            .unwrap_or_else(|| panic!("nats-server did not start:\n{}", running.stderr_so_far()));
+        NatsServer {
+            _running: running,
+            port,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+fn relay(url: &str) -> Daemon {
+    let mut cmd = boardcast();
+    cmd.args(["relay", "--nats", url, "--http", "127.0.0.1:0"]);
+    Daemon::attach(Running::start(cmd))
+}
+
+/// The last message the stream keeps on `subject`, as text.
+fn last_in_stream(url: &str, subject: &str) -> Option<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let client = async_nats::connect(url).await.ok()?;
+        let stream = jetstream::new(client).get_stream("BOARDCAST").await.ok()?;
+        let message = stream.get_last_raw_message_by_subject(subject).await.ok()?;
+        String::from_utf8(message.payload.to_vec()).ok()
+    })
+}
+
+fn sans(board: &serde_json::Value) -> Vec<String> {
+    board["moves"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn config(dir: &Path, event: &str) -> PathBuf {
+    let path = dir.join(format!("{}.toml", event.len()));
+    std::fs::write(
+        &path,
+        format!("event = \"{event}\"\nround = \"5\"\n\n[[board]]\nwhite = \"Alpha, Ann\"\n"),
+    )
+    .expect("config");
+    path
+}
+
+#[test]
+fn a_late_relay_serves_two_bridges_from_nats() {
+    let dir = scratch("nats-relay");
+    let nats = NatsServer::start(&dir.join("store"), free_port());
+    let config = config(&dir, "Test Open");
+    let mut sims = [Sim::stepped(3), Sim::stepped(4)];
+    // Two bridges, one board each: the second is board 2 of the same round.
+    let mut bridges = [
+        Daemon::start(
+            &[&sims[0].path],
+            &[
+                "--nats",
+                &nats.url(),
+                "--config",
+                &config.display().to_string(),
+            ],
+        ),
+        Daemon::start(
+            &[&sims[1].path],
+            &[
+                "--nats",
+                &nats.url(),
+                "--nats-first-board",
+                "2",
+                "--config",
+                &config.display().to_string(),
+            ],
+        ),
+    ];
+    let mut played = vec![Vec::new(), Vec::new()];
+    for _ in 0..3 {
+        for (sim, moves) in sims.iter_mut().zip(&mut played) {
+            moves.push(sim.step());
+        }
+    }
+    for (bridge, moves) in bridges.iter_mut().zip(&played) {
+        bridge.wait_json("/api/boards/1", WAIT, |b| sans(b) == *moves);
+    }
+
+    // The stream keeps each board's current PGN under its subject (the event name's
+    // space mapped to %20).
+    for (number, bridge) in [(1, &bridges[0]), (2, &bridges[1])] {
+        let subject = format!("boardcast.Test%20Open.5.{number}.pgn");
+        let pgn = bridge.get("/api/boards/1/pgn").2;
+        poll(WAIT, || {
+            (last_in_stream(&nats.url(), &subject)? == pgn).then_some(())
+        })
+        .unwrap_or_else(|| panic!("{subject} never held the PGN:\n{pgn}"));
+    }
+
+    // A relay started now gets the state at once, in board order.
+    let mut relay = relay(&nats.url());
+    let boards = relay.wait_json("/api/boards", WAIT, |b| {
+        b.as_array().is_some_and(|a| a.len() == 2)
+    });
+    assert_eq!(sans(&boards[0]), played[0], "{boards}");
+    assert_eq!(sans(&boards[1]), played[1], "{boards}");
+    assert_eq!(boards[0]["id"], 1);
+    assert_eq!(boards[1]["id"], 2);
+    assert_eq!(boards[0]["white"], "Alpha, Ann");
+    assert_eq!(boards[0]["round"], "5.1");
+    let (status, kind, pgn) = relay.get("/api/boards/1/pgn");
+    assert_eq!((status, kind.as_str()), (200, "application/x-chess-pgn"));
+    assert_eq!(pgn, bridges[0].get("/api/boards/1/pgn").2);
+    let round = relay.get("/games.pgn").2;
+    let expected = format!(
+        "{}{}",
+        bridges[0].get("/games.pgn").2,
+        bridges[1].get("/games.pgn").2
+    );
+    assert_eq!(round, expected);
+
+    // Live: the relay's SSE carries the next moves of both bridges.
+    let stream = relay.sse("/api/events", None);
+    let (_, snapshot) = stream.next(WAIT).expect("snapshot");
+    assert_eq!(snapshot["type"], "snapshot", "{snapshot}");
+    let next = sims[1].step();
+    let events = stream.until(WAIT, |e| is_move(e, 4));
+    let (_, event) = events.last().expect("event");
+    assert_eq!(event["board"], 2, "{event}");
+    assert_eq!(event["san"], next.as_str());
+    assert_eq!(event["state"]["moves"].as_array().map(Vec::len), Some(4));
+
+    // The relay is read-only: game data belongs to the bridge.
+    let url = format!("{}/api/boards/1/result", relay.base);
+    let (status, body) = send_json(
+        "POST",
+        &url,
+        Some("any"),
+        &serde_json::json!({"result": "1-0"}),
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("relay"), "{body}");
+    assert!(!relay.running.stderr_so_far().contains("panicked"));
+}
+
+#[test]
+fn a_nats_outage_loses_nothing() {
+    let dir = scratch("nats-outage");
+    let store = dir.join("store");
+    let port = free_port();
+    let nats = NatsServer::start(&store, port);
+    let url = nats.url();
+    let mut sim = Sim::stepped(5);
+    let mut bridge = Daemon::start(&[&sim.path], &["--nats", &url]);
+    let mut relay = relay(&url);
+    let mut played = Vec::new();
+    for _ in 0..2 {
+        played.push(sim.step());
+    }
+    relay.wait_json("/api/boards", WAIT, |b| {
+        b.as_array().is_some_and(|a| a.len() == 1) && sans(&b[0]) == played
+    });
+
+    // NATS goes away mid-game: the board keeps recording.
+    drop(nats);
+    for _ in 0..3 {
+        played.push(sim.step());
+    }
+    bridge.wait_json("/api/boards/1", WAIT, |b| sans(b) == played);
+    assert!(bridge.running.is_running());
+
+    // Back on the same port and store: the bridge republishes, the relay catches up.
+    let nats = NatsServer::start(&store, port);
+    relay.wait_json("/api/boards/1", WAIT, |b| sans(b) == played);
+    let pgn = bridge.get("/api/boards/1/pgn").2;
+    assert_eq!(relay.get("/api/boards/1/pgn").2, pgn);
+    // The default event "?" is %3F in the subject.
+    let subject = "boardcast.%3F.1.1.pgn";
+    poll(WAIT, || {
+        (last_in_stream(&nats.url(), subject)? == pgn).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{subject} never held the PGN after the outage"));
+    // And it goes on live.
+    played.push(sim.step());
+    relay.wait_json("/api/boards/1", WAIT, |b| sans(b) == played);
+    assert!(
+        bridge
+            .running
+            .wait_for_stderr("NATS: disconnected", Duration::from_secs(1))
+            .is_some()
+    );
+}

@@ -1,0 +1,166 @@
+//! End to end: a board unplugged mid-game while its players go on moving, then plugged
+//! in again (a new pseudo-terminal, reached through the link the daemon was given). The
+//! daemon shows it disconnected, reopens it, takes a fresh dump and recovers the moves
+//! made meanwhile; more moves than the search reaches leave the board irregular.
+
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use boardcast_simulator::{
+    Plug, PlugEvent, PtyBoard, Script, SimConfig, Source, spawn_on_pty_with,
+};
+use shakmaty::san::SanPlus;
+
+use crate::harness::{Running, boardcast, poll, read_status, scratch};
+
+/// A Ruy Lopez, 20 plies.
+pub const OPENING: [&str; 20] = [
+    "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3", "d6",
+    "c3", "O-O", "h3", "Nb8", "d4", "Nbd7",
+];
+
+/// The script's moves in SAN with check marks.
+pub fn sans(script: &Script) -> Vec<String> {
+    let mut pos = script.start().clone();
+    script
+        .moves()
+        .iter()
+        .map(|m| SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
+        .collect()
+}
+
+/// A board playing `OPENING` at double speed that unplugs after `ply` for `gap`; the
+/// daemon is to open `link`.
+fn board(link: &Path, ply: u32, gap: Duration) -> (PtyBoard, Script) {
+    let script = Script::from_fen_and_san(None, &OPENING).expect("opening");
+    let config = SimConfig {
+        seed: 7,
+        speed: 2.0,
+        ..SimConfig::default()
+    };
+    let plug = Plug {
+        link: Some(link.to_path_buf()),
+        relink: None,
+        unplug_after: vec![ply],
+        unplugged_for: gap,
+    };
+    let board = spawn_on_pty_with(config, Source::Script(script.clone()), plug).expect("board");
+    (board, script)
+}
+
+fn daemon(port: &Path, status: &Path, extra: &[&str]) -> Running {
+    let mut cmd = boardcast();
+    cmd.args(["run", "--no-http", "--status-file"])
+        .arg(status)
+        .arg("--port")
+        .arg(port)
+        .args(extra);
+    Running::start(cmd)
+}
+
+fn board_status(status: &Path) -> serde_json::Value {
+    read_status(status).map_or(serde_json::Value::Null, |s| s["boards"][0].clone())
+}
+
+fn moves(board: &serde_json::Value) -> Vec<String> {
+    board["game"]["moves"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn wait_for(events: &Receiver<PlugEvent>, timeout: Duration) -> Option<PlugEvent> {
+    events.recv_timeout(timeout).ok()
+}
+
+/// Counts the moves the board reports until the host has its link back.
+fn moves_while_unplugged(board: &PtyBoard, status: &Path) -> usize {
+    let mut count = 0;
+    poll(Duration::from_secs(30), || {
+        count += board.reports().try_iter().count();
+        (board_status(status)["connection"] == "responding").then_some(())
+    });
+    count
+}
+
+#[test]
+fn moves_made_while_unplugged_are_recovered() {
+    let dir = scratch("replug");
+    let (link, status) = (dir.join("board"), dir.join("status.json"));
+    let (board, script) = board(&link, 6, Duration::from_millis(1000));
+    let mut daemon = daemon(&link, &status, &[]);
+    let unplugged = wait_for(board.plug_events(), Duration::from_secs(60));
+    assert_eq!(
+        unplugged,
+        Some(PlugEvent::Unplugged),
+        "{}",
+        daemon.stderr_so_far()
+    );
+    while board.reports().try_recv().is_ok() {}
+    let disconnected = poll(Duration::from_secs(5), || {
+        (board_status(&status)["connection"] == "disconnected").then_some(())
+    });
+    assert!(disconnected.is_some(), "{}", daemon.stderr_so_far());
+    assert_eq!(
+        wait_for(board.plug_events(), Duration::from_secs(10)),
+        Some(PlugEvent::Replugged(link.clone()))
+    );
+    let meanwhile = moves_while_unplugged(&board, &status);
+    eprintln!("{meanwhile} moves made while the daemon had no link");
+    assert!(
+        (1..=4).contains(&meanwhile),
+        "{meanwhile} moves while unplugged; the test wants some, within the search depth"
+    );
+    let want = sans(&script);
+    let done = poll(Duration::from_secs(90), || {
+        let json = board_status(&status);
+        (board.is_finished() && moves(&json) == want).then_some(())
+    });
+    assert!(
+        done.is_some(),
+        "want {want:?}, got {:?}\n{}",
+        moves(&board_status(&status)),
+        daemon.stderr_so_far()
+    );
+    assert!(!daemon.stderr_so_far().contains("panicked"));
+}
+
+#[test]
+fn more_moves_than_the_search_reaches_leave_the_board_irregular() {
+    let dir = scratch("replug-irregular");
+    let (link, status) = (dir.join("board"), dir.join("status.json"));
+    let (board, _) = board(&link, 4, Duration::from_millis(6000));
+    let mut daemon = daemon(&link, &status, &["--search-plies", "1"]);
+    assert_eq!(
+        wait_for(board.plug_events(), Duration::from_secs(60)),
+        Some(PlugEvent::Unplugged)
+    );
+    while board.reports().try_recv().is_ok() {}
+    assert!(matches!(
+        wait_for(board.plug_events(), Duration::from_secs(15)),
+        Some(PlugEvent::Replugged(_))
+    ));
+    let meanwhile = moves_while_unplugged(&board, &status);
+    assert!(meanwhile >= 2, "{meanwhile} moves while unplugged");
+    let irregular = poll(Duration::from_secs(10), || {
+        let json = board_status(&status);
+        (json["game"]["state"]["kind"] == "irregular").then_some(json)
+    });
+    let json = irregular.unwrap_or_else(|| {
+        panic!(
+            "not irregular: {}\n{}",
+            board_status(&status),
+            daemon.stderr_so_far()
+        )
+    });
+    assert_eq!(moves(&json).len(), 4, "{json}");
+    let restore = json["game"]["state"]["restore"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(restore > 0, "the squares to fix are listed: {json}");
+}
