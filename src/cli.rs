@@ -43,6 +43,11 @@ pub struct RunArgs {
     /// the --config file, or use --auto.)
     #[arg(long = "port", value_name = "PATH")]
     pub ports: Vec<PathBuf>,
+    /// Serial port of a chain of older DGT boards in bus mode (repeat for several
+    /// chains). The boards are found by ping and take the next free board numbers, in
+    /// the order they answer.
+    #[arg(long = "bus", value_name = "PATH")]
+    pub bus: Vec<PathBuf>,
     /// Pick up DGT boards as they are plugged in; each gets the next free board number
     /// (or the one the config file gives its serial number).
     #[arg(long)]

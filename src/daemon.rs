@@ -16,6 +16,7 @@ use crate::board::BoardCommand;
 use crate::error::{DaemonError, EXIT_FAILURE};
 use crate::http;
 use crate::inference::EngineConfig;
+use crate::link::bus::{BusShared, BusSpec, spawn_bus};
 use crate::link::discovery::{self, DiscoveryConfig, DiscoveryContext};
 use crate::link::open_port;
 use crate::link::session::LinkConfig;
@@ -63,6 +64,9 @@ pub struct DaemonConfig {
     /// Serial ports, one board each, numbered from 1 in this order; an empty path is a
     /// board that discovery finds (by serial number, or with `--auto`).
     pub ports: Vec<PathBuf>,
+    /// Serial ports with a chain of boards in bus mode each; their boards take the next
+    /// free numbers (after those of `ports`) as they are found.
+    pub bus_ports: Vec<PathBuf>,
     /// Finding boards as they are plugged in, if any are to be found.
     pub discovery: Option<DiscoveryConfig>,
     /// Where to keep the JSON status snapshot, if anywhere.
@@ -183,14 +187,23 @@ pub fn run(
             }
         }
     }
+    let control = BoardControl::new(boards);
+    // The hub hands out the numbers of boards found later, on a bus or by discovery.
+    let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
+    workers.extend(start_buses(
+        config,
+        &hub,
+        &control,
+        &updates,
+        &shutdown,
+        &mut first_error,
+    ));
     if workers.is_empty()
         && config.discovery.is_none()
         && let Some(error) = first_error
     {
         return Err(error.into());
     }
-    let hub = Arc::new(Hub::new(&config.ports, config.round.clone()));
-    let control = BoardControl::new(boards);
     tag_boards(&control, &config.round, config.ports.len());
     if let Some(discovery) = &config.discovery {
         let context = DiscoveryContext {
@@ -200,7 +213,7 @@ pub fn run(
             shutdown: shutdown.clone(),
             link: config.link.clone(),
             engine: config.engine.clone(),
-            fixed: fixed_ports(&config.ports),
+            reserved: reserved_ports(config),
         };
         workers.push(discovery::spawn(discovery.clone(), context).map_err(RunError::Start)?);
     }
@@ -222,12 +235,54 @@ pub fn run(
     result
 }
 
-/// The boards with a port given by path, and their numbers.
-fn fixed_ports(ports: &[PathBuf]) -> Vec<(usize, PathBuf)> {
-    (1..)
-        .zip(ports)
-        .filter(|(_, path)| !path.as_os_str().is_empty())
-        .map(|(id, path)| (id, path.clone()))
+/// Opens every bus port and starts its thread; returns the threads started.
+fn start_buses(
+    config: &DaemonConfig,
+    hub: &Arc<Hub>,
+    control: &BoardControl,
+    updates: &mpsc::Sender<BoardUpdate>,
+    shutdown: &Arc<AtomicBool>,
+    first_error: &mut Option<DaemonError>,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let shared = BusShared {
+        hub: hub.clone(),
+        control: control.clone(),
+        updates: updates.clone(),
+        shutdown: shutdown.clone(),
+    };
+    let mut threads = Vec::new();
+    for path in &config.bus_ports {
+        let spec = BusSpec {
+            path: path.clone(),
+            link: config.link.clone(),
+            engine: config.engine.clone(),
+            round: config.round.clone(),
+        };
+        match open_port(path).map(|port| spawn_bus(spec, port, shared.clone())) {
+            Ok(Ok(thread)) => {
+                tracing::info!(port = %path.display(), "bus opened");
+                threads.push(thread);
+            }
+            Ok(Err(e)) => tracing::error!(port = %path.display(), "cannot start a thread: {e}"),
+            Err(source) => {
+                tracing::error!("bus port {}: {source}", path.display());
+                first_error.get_or_insert(DaemonError::Open {
+                    port: path.clone(),
+                    source,
+                });
+            }
+        }
+    }
+    threads
+}
+
+/// The ports opened by path, which discovery must never probe: the `--port` boards' and
+/// the bus ports.
+fn reserved_ports(config: &DaemonConfig) -> Vec<PathBuf> {
+    (config.ports.iter())
+        .chain(&config.bus_ports)
+        .filter(|path| !path.as_os_str().is_empty())
+        .cloned()
         .collect()
 }
 

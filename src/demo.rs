@@ -60,6 +60,7 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         .map_err(|e| DemoError::Simulator(e.to_string()))?;
     let config = DaemonConfig {
         ports: vec![board.path().to_path_buf()],
+        bus_ports: Vec::new(),
         discovery: None,
         status_file: None,
         link: LinkConfig::default(),

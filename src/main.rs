@@ -12,7 +12,7 @@ use boardcast::cli::{Cli, Command, RelayArgs, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
 use boardcast::link::discovery::{DEFAULT_PATTERNS, DiscoveryConfig};
-use boardcast::link::plan;
+use boardcast::link::plan::{self, BoardPlan, PlanError};
 use boardcast::link::session::LinkConfig;
 use boardcast::output::config::{self, FileConfig};
 use boardcast::output::nats::NatsTarget;
@@ -56,8 +56,11 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         Some(path) => config::load(path).map_err(|e| (EXIT_FAILURE, e.to_string()))?,
         None => FileConfig::default(),
     };
-    let plan = plan::plan(&args.ports, &file.boards, args.auto)
-        .map_err(|e| (EXIT_FAILURE, e.to_string()))?;
+    let plan = match plan::plan(&args.ports, &file.boards, args.auto) {
+        // Bus ports alone are boards enough.
+        Err(PlanError::NoBoards) if !args.bus.is_empty() => BoardPlan::default(),
+        planned => planned.map_err(|e| (EXIT_FAILURE, e.to_string()))?,
+    };
     let discovery = plan.discover.then(|| DiscoveryConfig {
         patterns: match args.scan.is_empty() {
             true => DEFAULT_PATTERNS.map(String::from).to_vec(),
@@ -68,6 +71,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
     });
     let config = DaemonConfig {
         ports: plan.ports,
+        bus_ports: args.bus,
         discovery,
         status_file: args.status_file,
         link: LinkConfig {

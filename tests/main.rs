@@ -5,6 +5,7 @@ mod harness;
 
 mod bad_input;
 mod browser;
+mod bus;
 mod clock;
 mod corpus;
 mod demo;

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod board;
+pub mod bus;
 pub mod clock;
 pub mod command;
 pub mod decoder;
@@ -18,6 +19,10 @@ pub mod piece;
 pub mod square;
 
 pub use board::{ParseBoardError, RawBoard};
+pub use bus::{
+    BusAddress, BusCommand, BusCommandDecoder, BusCommandKind, BusDecoded, BusDecoder, BusGarbage,
+    BusInput, BusMessage, BusReply,
+};
 pub use clock::{ClockAck, ClockButton, ClockCommand, ClockStatus, ClockTimes, SideTime};
 pub use command::{Command, CommandDecoder};
 pub use decoder::{Decoded, Decoder, GarbageReason};

@@ -6,6 +6,7 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use crate::board::Identity;
+use crate::bus::{BusBoardConfig, spawn_bus_on_pty};
 use crate::clock::ClockConfig;
 use crate::config::{SimConfig, StartTrigger};
 use crate::error::SimError;
@@ -151,6 +152,25 @@ pub struct SimulateArgs {
     /// interrupted, so the daemon can keep reading the final position).
     #[arg(long, value_name = "SEC")]
     pub linger: Option<u64>,
+
+    /// Bus mode: a chain of N boards on the one pseudo-terminal (`run --bus PATH`). Board
+    /// i plays game --game + i of the PGN (wrapping around), with seed --seed + i and
+    /// serial number 01025 + i (its bus address).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64), conflicts_with_all = ["interactive", "step"])]
+    pub bus: Option<u16>,
+
+    /// Bus mode: probability that a reply goes out with a corrupted checksum.
+    #[arg(long, value_name = "P", default_value_t = 0.0, requires = "bus")]
+    pub bus_faults: f64,
+
+    /// Bus mode: board number (from 1) that goes silent --bus-silent-after seconds after
+    /// it was first polled, while its game goes on.
+    #[arg(long, value_name = "BOARD", requires = "bus")]
+    pub bus_silent: Option<u16>,
+
+    /// Bus mode: seconds until the --bus-silent board stops answering.
+    #[arg(long, value_name = "SEC", default_value_t = 30)]
+    pub bus_silent_after: u64,
 }
 
 impl SimulateArgs {
@@ -207,8 +227,43 @@ impl SimulateArgs {
         }
     }
 
-    /// The script these options select.
-    pub fn script(&self) -> Result<Script, SimError> {
+    /// The chain of boards `--bus N` describes (empty without `--bus`).
+    pub fn bus_boards(&self) -> Result<Vec<BusBoardConfig>, SimError> {
+        let Some(count) = self.bus else {
+            return Ok(Vec::new());
+        };
+        let games = self.games()?;
+        let first = self.game.max(1) - 1;
+        (0..usize::from(count))
+            .map(|i| {
+                let script = games.get((first + i) % games.len().max(1)).cloned().ok_or(
+                    SimError::NoSuchGame {
+                        requested: self.game,
+                        available: 0,
+                    },
+                )?;
+                let base = self.config();
+                let identity = Identity {
+                    serial: format!("{:05}", 1025 + i),
+                    ..Identity::new(base.occupancy_only)
+                };
+                let silent = self.bus_silent.is_some_and(|b| usize::from(b) == i + 1);
+                Ok(BusBoardConfig {
+                    sim: SimConfig {
+                        seed: base.seed.wrapping_add(i as u64),
+                        identity: Some(identity),
+                        ..base
+                    },
+                    script,
+                    checksum_faults: self.bus_faults,
+                    silent_after: silent.then(|| Duration::from_secs(self.bus_silent_after)),
+                })
+            })
+            .collect()
+    }
+
+    /// Every game of the PGN (or the one game --fen / the demo describes).
+    fn games(&self) -> Result<Vec<Script>, SimError> {
         let text = match &self.pgn {
             Some(p) if p.as_os_str() == "-" => {
                 let mut s = String::new();
@@ -220,19 +275,22 @@ impl SimulateArgs {
             None => Some(crate::DEMO_PGN.to_string()),
         };
         match text {
-            Some(text) => {
-                let mut games = Script::parse_pgn_from(&text, self.fen.as_deref())?;
-                let available = games.len();
-                if self.game == 0 || self.game > available {
-                    return Err(SimError::NoSuchGame {
-                        requested: self.game,
-                        available,
-                    });
-                }
-                Ok(games.swap_remove(self.game - 1))
-            }
-            None => Ok(Script::from_fen_and_san(self.fen.as_deref(), &[])?),
+            Some(text) => Ok(Script::parse_pgn_from(&text, self.fen.as_deref())?),
+            None => Ok(vec![Script::from_fen_and_san(self.fen.as_deref(), &[])?]),
         }
+    }
+
+    /// The script these options select.
+    pub fn script(&self) -> Result<Script, SimError> {
+        let mut games = self.games()?;
+        let available = games.len();
+        if self.game == 0 || self.game > available {
+            return Err(SimError::NoSuchGame {
+                requested: self.game,
+                available,
+            });
+        }
+        Ok(games.swap_remove(self.game - 1))
     }
 }
 
@@ -243,6 +301,9 @@ pub fn run(args: SimulateArgs) -> Result<(), SimError> {
         return Err(SimError::BadLine(
             "--pgn - cannot be combined with --interactive or --step".into(),
         ));
+    }
+    if args.bus.is_some() {
+        return run_bus(&args);
     }
     let script = args.script()?;
     let stdin =
@@ -319,6 +380,79 @@ pub fn run(args: SimulateArgs) -> Result<(), SimError> {
         }
     }
     board.stop();
+    Ok(())
+}
+
+/// `--bus N`: the chain on one pseudo-terminal until every game is finished (and
+/// `--linger` has passed).
+fn run_bus(args: &SimulateArgs) -> Result<(), SimError> {
+    let boards = args.bus_boards()?;
+    let count = boards.len();
+    let chain = spawn_bus_on_pty(boards)?;
+    let mut out = std::io::stdout().lock();
+    let path = chain.path().display().to_string();
+    let addresses: Vec<String> = chain.addresses().iter().map(|a| a.serial()).collect();
+    if args.json {
+        let quoted: Vec<String> = addresses.iter().map(|a| format!("\"{a}\"")).collect();
+        writeln!(
+            out,
+            "{{\"event\":\"ready\",\"path\":\"{}\",\"bus\":[{}]}}",
+            json_escape(&path),
+            quoted.join(",")
+        )?;
+    } else {
+        writeln!(out, "Virtual DGT bus with {count} boards ready on {path}")?;
+        writeln!(out, "Serial numbers: {}", addresses.join(" "))?;
+        writeln!(out, "Open it with `boardcast run --bus {path}`.")?;
+    }
+    out.flush()?;
+    let mut finished_at: Option<Instant> = None;
+    loop {
+        match chain.reports().recv_timeout(Duration::from_millis(100)) {
+            Ok((i, r)) => {
+                if args.json {
+                    writeln!(
+                        out,
+                        "{{\"event\":\"move\",\"board\":{},\"ply\":{},\"san\":\"{}\",\"uci\":\"{}\",\"board_text\":\"{}\"}}",
+                        i + 1,
+                        r.ply,
+                        json_escape(&r.san),
+                        json_escape(&r.uci),
+                        json_escape(&r.board)
+                    )?;
+                } else {
+                    write!(out, "board {}: ", i + 1)?;
+                    print_report(&mut out, &r, false)?;
+                }
+                out.flush()?;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        match finished_at {
+            None if chain.is_finished() => {
+                if args.json {
+                    writeln!(out, "{{\"event\":\"finished\"}}")?;
+                } else {
+                    writeln!(
+                        out,
+                        "All games finished; the boards stay on line (Ctrl-C to quit)."
+                    )?;
+                }
+                out.flush()?;
+                finished_at = Some(Instant::now());
+            }
+            Some(t)
+                if args
+                    .linger
+                    .is_some_and(|s| t.elapsed() >= Duration::from_secs(s)) =>
+            {
+                break;
+            }
+            _ => {}
+        }
+    }
+    chain.stop();
     Ok(())
 }
 
@@ -427,6 +561,38 @@ mod tests {
         let cli =
             Cli::try_parse_from(["simulate", "--fen", "4k3/8/8/8/8/8/8/4K2R w K - 0 1"]).unwrap();
         assert_eq!(cli.args.script().unwrap().moves().len(), 0);
+    }
+
+    #[test]
+    fn bus_options_describe_a_chain() {
+        let cli = Cli::try_parse_from([
+            "simulate",
+            "--bus",
+            "3",
+            "--seed",
+            "5",
+            "--bus-faults",
+            "0.1",
+            "--bus-silent",
+            "2",
+            "--bus-silent-after",
+            "9",
+        ])
+        .unwrap();
+        let boards = cli.args.bus_boards().unwrap();
+        assert_eq!(boards.len(), 3);
+        let serials: Vec<&str> = boards
+            .iter()
+            .map(|b| b.sim.identity.as_ref().unwrap().serial.as_str())
+            .collect();
+        assert_eq!(serials, ["01025", "01026", "01027"]);
+        assert_eq!(boards[2].sim.seed, 7);
+        assert_eq!(boards[1].silent_after, Some(Duration::from_secs(9)));
+        assert_eq!(boards[0].silent_after, None);
+        assert!((boards[0].checksum_faults - 0.1).abs() < 1e-9);
+        assert!(Cli::try_parse_from(["simulate", "--bus", "0"]).is_err());
+        assert!(Cli::try_parse_from(["simulate", "--bus-faults", "0.1"]).is_err());
+        assert!(Cli::try_parse_from(["simulate", "--bus", "2", "--interactive"]).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! is the `boardcast simulate` command.
 
 pub mod board;
+pub mod bus;
 pub mod cli;
 pub mod clock;
 pub mod codes;
@@ -22,6 +23,7 @@ pub mod sim;
 pub mod timeline;
 
 pub use board::{Identity, Mode, VirtualBoard};
+pub use bus::{BusBoard, BusBoardConfig, BusChain, BusPty, spawn_bus_on_pty};
 pub use cli::{SimulateArgs, run};
 pub use clock::ClockConfig;
 pub use config::{SimConfig, StartTrigger};

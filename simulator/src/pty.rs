@@ -137,16 +137,17 @@ pub fn spawn_on_pty_with(
     })
 }
 
-/// One open pseudo-terminal: the master the runner talks on, and the slave kept open so
-/// the master never sees a hang-up while the host has the port closed.
-struct RawPty {
-    master: OwnedFd,
+/// One open raw-mode pseudo-terminal: the master (non-blocking) the runner talks on, the
+/// slave kept open so the master never sees a hang-up while the host has the port
+/// closed, and the slave's path.
+pub(crate) struct RawPty {
+    pub(crate) master: OwnedFd,
     _slave: OwnedFd,
-    path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 impl RawPty {
-    fn open() -> Result<RawPty, SimError> {
+    pub(crate) fn open() -> Result<RawPty, SimError> {
         let pty = openpty(None, None)?;
         let mut termios = tcgetattr(pty.slave.as_fd())?;
         cfmakeraw(&mut termios);
@@ -165,6 +166,97 @@ impl RawPty {
             path,
         })
     }
+}
+
+/// What the runner drives on the pty: one simulated board, or a chain of them on a bus.
+pub(crate) trait Device: Send + 'static {
+    /// What the device reports as moves are completed.
+    type Report: Send + 'static;
+    /// Host bytes arrived at `now`.
+    fn receive(&mut self, bytes: &[u8], now: Duration);
+    /// Runs up to `now`; returns the bytes to send.
+    fn advance(&mut self, now: Duration) -> Vec<u8>;
+    /// When something next happens.
+    fn next_wakeup(&self) -> Option<Duration>;
+    /// The next completed move.
+    fn poll_report(&mut self) -> Option<Self::Report>;
+    /// The ply a report is of (for unplugging after a given ply).
+    fn ply(report: &Self::Report) -> u32;
+    /// The pseudo-terminal was closed at `now` (the board lost power).
+    fn unplug(&mut self, _now: Duration) {}
+    /// A line of standard input (interactive or stepped play).
+    fn input_line(&mut self, _interactive: bool, _line: &str, _now: Duration) {}
+    /// Standard input ended.
+    fn input_closed(&mut self, _interactive: bool) {}
+}
+
+impl Device for Simulation {
+    type Report = MoveReport;
+
+    fn receive(&mut self, bytes: &[u8], now: Duration) {
+        Simulation::receive(self, bytes, now);
+    }
+
+    fn advance(&mut self, now: Duration) -> Vec<u8> {
+        Simulation::advance(self, now)
+    }
+
+    fn next_wakeup(&self) -> Option<Duration> {
+        Simulation::next_wakeup(self)
+    }
+
+    fn poll_report(&mut self) -> Option<MoveReport> {
+        Simulation::poll_report(self)
+    }
+
+    fn ply(report: &MoveReport) -> u32 {
+        report.ply
+    }
+
+    fn unplug(&mut self, now: Duration) {
+        Simulation::unplug(self, now);
+    }
+
+    fn input_line(&mut self, interactive: bool, line: &str, now: Duration) {
+        if interactive {
+            if let Err(e) = self.submit_line(line, now) {
+                eprintln!("virtual board: {e}");
+            }
+        } else {
+            self.step(now);
+        }
+    }
+
+    fn input_closed(&mut self, interactive: bool) {
+        if interactive {
+            self.close_input();
+        }
+    }
+}
+
+/// Runs `device` on `pty`, never unplugged, on a new thread until `stop` is set.
+pub(crate) fn spawn_runner<D: Device>(
+    pty: RawPty,
+    device: Arc<Mutex<D>>,
+    stop: Arc<AtomicBool>,
+    reports: Sender<D::Report>,
+) -> std::io::Result<JoinHandle<()>> {
+    let runner = Runner {
+        pty: Some(pty),
+        plug: Plug::default(),
+        replug_at: None,
+        // Nobody listens: without a plug plan there are no plug events.
+        plug_events: mpsc::channel().0,
+        sim: device,
+        stop,
+        reports,
+        lines: None,
+        epoch: Instant::now(),
+        backlog: Vec::new(),
+    };
+    std::thread::Builder::new()
+        .name("virtual-dgt-bus".into())
+        .spawn(move || runner.run())
 }
 
 /// Points the symbolic link `link` at `target`, replacing it in one step.
@@ -223,7 +315,7 @@ impl Drop for PtyBoard {
     }
 }
 
-fn lock(sim: &Mutex<Simulation>) -> MutexGuard<'_, Simulation> {
+pub(crate) fn lock<T>(sim: &Mutex<T>) -> MutexGuard<'_, T> {
     sim.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -244,22 +336,22 @@ fn spawn_line_reader(reader: Box<dyn BufRead + Send>) -> Receiver<String> {
     rx
 }
 
-struct Runner {
+struct Runner<D: Device> {
     /// The pseudo-terminal; none while unplugged.
     pty: Option<RawPty>,
     plug: Plug,
     /// When to plug back in, while unplugged.
     replug_at: Option<Duration>,
     plug_events: Sender<PlugEvent>,
-    sim: Arc<Mutex<Simulation>>,
+    sim: Arc<Mutex<D>>,
     stop: Arc<AtomicBool>,
-    reports: Sender<MoveReport>,
+    reports: Sender<D::Report>,
     lines: Option<(bool, Receiver<String>)>,
     epoch: Instant,
     backlog: Vec<u8>,
 }
 
-impl Runner {
+impl<D: Device> Runner<D> {
     fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
@@ -351,20 +443,10 @@ impl Runner {
         if let Some((interactive, rx)) = &self.lines {
             loop {
                 match rx.try_recv() {
-                    Ok(line) => {
-                        if *interactive {
-                            if let Err(e) = sim.submit_line(&line, now) {
-                                eprintln!("virtual board: {e}");
-                            }
-                        } else {
-                            sim.step(now);
-                        }
-                    }
+                    Ok(line) => sim.input_line(*interactive, &line, now),
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => {
-                        if *interactive {
-                            sim.close_input();
-                        }
+                        sim.input_closed(*interactive);
                         self.lines = None;
                         break;
                     }
@@ -374,7 +456,7 @@ impl Runner {
         self.backlog.extend(sim.advance(now));
         let mut unplug = false;
         while let Some(r) = sim.poll_report() {
-            unplug |= self.pty.is_some() && self.plug.unplug_after.contains(&r.ply);
+            unplug |= self.pty.is_some() && self.plug.unplug_after.contains(&D::ply(&r));
             let _ = self.reports.send(r);
         }
         let sleep = sim

@@ -80,6 +80,10 @@ pub struct Simulation {
     now: Duration,
     out: Vec<u8>,
     greeted: bool,
+    /// Every change a scan reported `(scan end, index, code)`, kept for a bus board
+    /// (which reports changes only when asked) once [`Simulation::log_scan_changes`] is
+    /// called.
+    scan_log: Option<Vec<(Duration, u8, u8)>>,
 }
 
 impl Simulation {
@@ -131,6 +135,7 @@ impl Simulation {
             now: Duration::ZERO,
             out: Vec::new(),
             greeted: false,
+            scan_log: None,
             cfg: config,
         };
         sim.schedule_pending(Duration::ZERO);
@@ -283,6 +288,42 @@ impl Simulation {
             }
             [mv] => self.submit_move(mv, now),
             _ => Err(SimError::BadLine(line.to_string())),
+        }
+    }
+
+    /// Keep every change the scanner reports, for [`Simulation::take_scan_changes`]
+    /// (a board in bus mode reports them when the host asks, not as they happen).
+    pub fn log_scan_changes(&mut self) {
+        self.scan_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The scan changes `(scan end, index, code)` since the last call, oldest first.
+    pub fn take_scan_changes(&mut self) -> Vec<(Duration, u8, u8)> {
+        self.scan_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// What the last completed scan read, in the board's numbering: what a board dump
+    /// sends.
+    pub fn scanned(&self) -> RawBoard {
+        RawBoard(*self.scanner.last())
+    }
+
+    /// The attached clock's reading at the simulation's current time (the "no clock"
+    /// reading without one).
+    pub fn clock_times(&self) -> boardcast_protocol::ClockTimes {
+        self.board.times(self.now)
+    }
+
+    /// The host has started reading the board by a means other than an update mode (a
+    /// bus poll): the game starts after the start delay, as with the default trigger.
+    pub fn host_started(&mut self, now: Duration) {
+        self.advance_to(now);
+        if self.start_at.is_none() && self.cfg.start == StartTrigger::OnUpdateMode {
+            self.start_at = Some(now + self.cfg.start_delay);
+            self.schedule_pending(now);
         }
     }
 
@@ -506,6 +547,9 @@ impl Simulation {
         let changes = self.scanner.scan(&mut self.timeline);
         for (index, code) in changes {
             self.board.field_update(index, code, &mut self.out);
+            if let Some(log) = &mut self.scan_log {
+                log.push((end, index, code));
+            }
         }
         while let Some((last, _)) = self.awaiting.front() {
             if *last > scan_start {

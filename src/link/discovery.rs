@@ -137,8 +137,8 @@ pub struct DiscoveryContext {
     pub link: LinkConfig,
     /// Inference settings for found boards.
     pub engine: EngineConfig,
-    /// Ports given by path (never probed) and the board numbers they hold.
-    pub fixed: Vec<(usize, PathBuf)>,
+    /// Ports given by path, `--port` boards' and bus ports: never probed.
+    pub reserved: Vec<PathBuf>,
 }
 
 /// Starts the discovery thread; it ends, after its boards' workers, when the daemon stops.
@@ -148,17 +148,14 @@ pub fn spawn(
 ) -> std::io::Result<JoinHandle<()>> {
     let (probed, results) = mpsc::channel();
     let reserved_paths = context
-        .fixed
+        .reserved
         .iter()
-        .map(|(_, path)| path.canonicalize().unwrap_or_else(|_| path.clone()))
+        .map(|path| path.canonicalize().unwrap_or_else(|_| path.clone()))
         .collect();
-    let mut reserved_numbers: HashSet<usize> = context.fixed.iter().map(|(id, _)| *id).collect();
-    reserved_numbers.extend(config.serials.values().copied());
     let discovery = Discovery {
         config,
         context,
         reserved_paths,
-        reserved_numbers,
         claims: PortClaims::default(),
         boards: HashMap::new(),
         auto_serials: HashMap::new(),
@@ -177,7 +174,6 @@ struct Discovery {
     config: DiscoveryConfig,
     context: DiscoveryContext,
     reserved_paths: HashSet<PathBuf>,
-    reserved_numbers: HashSet<usize>,
     claims: PortClaims,
     /// Found boards' workers, by board number.
     boards: HashMap<usize, Sender<FoundPort>>,
@@ -291,7 +287,7 @@ impl Discovery {
             .and_then(|s| (self.config.serials.get(s)).or_else(|| self.auto_serials.get(s)));
         let id = match (known, self.config.auto) {
             (Some(&id), _) => id,
-            (None, true) => self.next_free(),
+            (None, true) => self.context.hub.add_next_board(&path),
             (None, false) => {
                 tracing::warn!(
                     port = %shown,
@@ -328,13 +324,6 @@ impl Discovery {
             }
             None => self.start_worker(id, found),
         }
-    }
-
-    /// The lowest board number nobody has or is promised.
-    fn next_free(&self) -> usize {
-        (1..)
-            .find(|id| !self.reserved_numbers.contains(id) && !self.boards.contains_key(id))
-            .unwrap_or(usize::MAX)
     }
 
     fn start_worker(&mut self, id: usize, found: FoundPort) {

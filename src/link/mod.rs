@@ -3,6 +3,7 @@
 //! `session` is the sans-IO part (init sequence, keep-alive, liveness); `worker` is the
 //! thread that owns the port and does the reading and writing.
 
+pub mod bus;
 pub mod discovery;
 pub mod plan;
 pub mod session;

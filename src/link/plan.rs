@@ -32,7 +32,7 @@ pub struct BoardPlan {
 pub enum PlanError {
     /// Nothing says where any board is.
     #[error(
-        "no boards: give --port PATH, list boards by port or serial in the config file, or use --auto"
+        "no boards: give --port PATH or --bus PATH, list boards by port or serial in the config file, or use --auto"
     )]
     NoBoards,
     /// Both the command line and the config file list boards.

@@ -104,6 +104,20 @@ impl Hub {
         state.archives.push(Vec::new());
     }
 
+    /// Adds a board found after the start at `port` under the next free number and
+    /// returns that number: the one allocator for boards found by discovery (`--auto`)
+    /// and on a bus, so their numbers never collide.
+    pub fn add_next_board(&self, port: &std::path::Path) -> usize {
+        let mut state = self.lock();
+        let id = state.status.boards.len() + 1;
+        let status = BoardStatus::new(id, port.to_path_buf());
+        let view = BoardView::new(&status, &state.round);
+        state.views.push(view);
+        state.status.boards.push(status);
+        state.archives.push(Vec::new());
+        id
+    }
+
     fn lock(&self) -> MutexGuard<'_, HubState> {
         // A panic elsewhere while holding the lock leaves consistent data (every write
         // is a whole replacement), so carry on with it.
@@ -117,6 +131,11 @@ impl Hub {
             return;
         };
         if index >= state.status.boards.len() {
+            // Every board number comes from this hub (add_next_board), so this is a bug.
+            tracing::error!(
+                board = index + 1,
+                "update for a board the hub does not know"
+            );
             return;
         }
         let before = &state.status.boards[index];

@@ -1,0 +1,290 @@
+//! Bus mode: several boards daisy-chained on one serial port (§1.9).
+//!
+//! `session` is the sans-IO protocol (discovery, polling, recovery); this module is the
+//! thread that owns the port: it writes the session's requests, feeds it the bytes that
+//! come back, and hands each board's messages to that board's own thread (`board`), which
+//! runs its `BoardCore` and publishes its status like a single board's worker. A board
+//! found on the bus gets the next free board number, keeps it for the daemon's life
+//! (also across a lost and reopened port), and can be addressed by operators like any
+//! other board.
+
+pub mod board;
+pub mod session;
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use boardcast_protocol::BusAddress;
+use serialport::{SerialPort, TTYPort};
+
+use self::board::{BoardInput, BoardStart};
+use self::session::{BusConfig, BusEvent, BusSession};
+use super::session::{LinkConfig, LinkState};
+use super::{READ_TIMEOUT, open_port};
+use crate::inference::EngineConfig;
+use crate::link::worker::BoardUpdate;
+use crate::output::control::BoardControl;
+use crate::output::hub::Hub;
+use crate::output::round::Round;
+use crate::status::{BoardStatus, Connection};
+
+/// Shortest read timeout, so a request due now still waits for nothing.
+const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
+/// Waits between attempts to reopen a port that went away.
+const REOPEN_BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
+
+/// One bus port and what its boards share.
+#[derive(Debug, Clone)]
+pub struct BusSpec {
+    /// The serial port path.
+    pub path: PathBuf,
+    /// Link timing (the silence and answer timeouts apply to each board).
+    pub link: LinkConfig,
+    /// Inference settings for every board.
+    pub engine: EngineConfig,
+    /// The round's game data, for each new board's tags.
+    pub round: Round,
+}
+
+/// What the bus threads share with the rest of the daemon.
+#[derive(Clone)]
+pub struct BusShared {
+    /// Hands out board numbers (the daemon's one allocator, shared with discovery).
+    pub hub: Arc<Hub>,
+    /// Where each new board's request channel is registered.
+    pub control: BoardControl,
+    /// Where the boards' updates go.
+    pub updates: Sender<BoardUpdate>,
+    /// Set when the daemon stops.
+    pub shutdown: Arc<AtomicBool>,
+}
+
+/// A board found on the bus.
+struct Member {
+    id: usize,
+    inputs: Sender<BoardInput>,
+    thread: JoinHandle<()>,
+}
+
+/// Starts the thread that runs the bus on `port`.
+pub fn spawn_bus(
+    spec: BusSpec,
+    port: TTYPort,
+    shared: BusShared,
+) -> std::io::Result<JoinHandle<()>> {
+    let name = format!("bus-{}", spec.path.display());
+    let worker = BusWorker {
+        spec,
+        shared,
+        epoch: Instant::now(),
+        members: HashMap::new(),
+    };
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || worker.run(port))
+}
+
+struct BusWorker {
+    spec: BusSpec,
+    shared: BusShared,
+    epoch: Instant,
+    members: HashMap<BusAddress, Member>,
+}
+
+impl BusWorker {
+    fn run(mut self, mut port: TTYPort) {
+        loop {
+            let gone = self.serve(&mut port);
+            if self.stopping() {
+                break;
+            }
+            tracing::warn!(port = %self.spec.path.display(), "bus link lost: {gone}; reopening");
+            self.tell_all(|| BoardInput::Connection(Connection::Disconnected, Some(gone.clone())));
+            let mut backoff = REOPEN_BACKOFF.0;
+            port = loop {
+                std::thread::sleep(backoff);
+                if self.stopping() {
+                    return self.finish();
+                }
+                match open_port(&self.spec.path) {
+                    Ok(port) => break port,
+                    Err(e) => {
+                        tracing::debug!(port = %self.spec.path.display(), "reopen failed: {e}");
+                        backoff = (backoff * 2).min(REOPEN_BACKOFF.1);
+                    }
+                }
+            };
+            tracing::info!(port = %self.spec.path.display(), "bus port reopened");
+        }
+        self.finish();
+    }
+
+    /// Serves an open port until it fails or the daemon stops; returns why it ended.
+    fn serve(&mut self, port: &mut TTYPort) -> String {
+        let config = BusConfig {
+            silence_timeout: self.spec.link.silence_timeout,
+            startup_delay: self.spec.link.startup_delay,
+            ..BusConfig::default()
+        };
+        let opened = self.now();
+        let mut session = BusSession::new(config, opened);
+        for address in self.members.keys() {
+            session.know(*address, opened);
+        }
+        let mut warned_empty = false;
+        let mut buf = [0u8; 4096];
+        while !self.stopping() {
+            let now = self.now();
+            session.tick(now);
+            while let Some(command) = session.poll_transmit() {
+                if let Err(e) = port.write_all(&command.encode()) {
+                    return format!("write failed: {e}");
+                }
+            }
+            while let Some(event) = session.poll_event() {
+                self.dispatch(event);
+            }
+            if !warned_empty
+                && self.members.is_empty()
+                && now >= opened + self.spec.link.answer_timeout
+            {
+                warned_empty = true;
+                tracing::error!(
+                    "port {}: no board answered the bus ping within {}s; check that the boards are switched on and chained to this port. Still trying.",
+                    self.spec.path.display(),
+                    self.spec.link.answer_timeout.as_secs()
+                );
+            }
+            let wait = session
+                .next_deadline()
+                .saturating_sub(self.now())
+                .clamp(MIN_READ_TIMEOUT, READ_TIMEOUT);
+            if let Err(e) = port.set_timeout(wait) {
+                return format!("cannot set the read timeout: {e}");
+            }
+            match port.read(&mut buf) {
+                Ok(0) => return "port closed".to_string(),
+                Ok(n) => session.on_bytes(&buf[..n], self.now()),
+                Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+                Err(e) => return format!("read failed: {e}"),
+            }
+        }
+        "daemon stopping".to_string()
+    }
+
+    fn dispatch(&mut self, event: BusEvent) {
+        let now = self.now();
+        match event {
+            BusEvent::Discovered(address) => self.join(address),
+            BusEvent::Version(address, version) => {
+                let text = version.map_or_else(
+                    || "before 1.2".to_string(),
+                    |(major, minor)| format!("{major}.{minor}"),
+                );
+                self.tell(address, BoardInput::Version(text));
+            }
+            BusEvent::Message(address, message) => {
+                self.tell(address, BoardInput::Message(message, now));
+            }
+            BusEvent::State(address, state) => {
+                let input = match state {
+                    LinkState::Responding => {
+                        tracing::info!(port = %self.spec.path.display(), %address, "bus board responding");
+                        BoardInput::Connection(Connection::Responding, None)
+                    }
+                    LinkState::NotResponding => {
+                        tracing::warn!(port = %self.spec.path.display(), %address, "bus board not responding");
+                        BoardInput::Connection(
+                            Connection::NotResponding,
+                            Some(format!(
+                                "board {address} on the bus not responding; check its cable to the next board"
+                            )),
+                        )
+                    }
+                    LinkState::Initialising => {
+                        BoardInput::Connection(Connection::Initialising, None)
+                    }
+                };
+                self.tell(address, input);
+            }
+            BusEvent::ChecksumError(address, bytes) => {
+                tracing::debug!(%address, "bus: checksum error");
+                self.tell(address, BoardInput::Garbage(bytes as u64));
+            }
+            BusEvent::Garbage(bytes) => {
+                tracing::debug!(port = %self.spec.path.display(), bytes, "bus: bytes outside any frame");
+            }
+        }
+    }
+
+    /// A new board answered a ping: give it a number and a thread. (Boards known from
+    /// before a reopened port are handed to the new session, which does not announce
+    /// them again.)
+    fn join(&mut self, address: BusAddress) {
+        if self.members.contains_key(&address) {
+            return;
+        }
+        let id = self.shared.hub.add_next_board(&self.spec.path);
+        let mut status = BoardStatus::new(id, self.spec.path.clone());
+        status.serial = Some(address.serial());
+        status.connection = Connection::Initialising;
+        let start = BoardStart {
+            status,
+            engine: self.spec.engine.clone(),
+            tags: self.spec.round.tags(id),
+            epoch: self.epoch,
+        };
+        let (inputs, received_inputs) = mpsc::channel();
+        let (requests, received_requests) = mpsc::channel();
+        match board::spawn(
+            start,
+            received_inputs,
+            received_requests,
+            self.shared.updates.clone(),
+            self.shared.shutdown.clone(),
+        ) {
+            Ok(thread) => {
+                tracing::info!(board = id, port = %self.spec.path.display(), serial = %address, "bus board found");
+                self.shared.control.set(id, requests);
+                self.members.insert(address, Member { id, inputs, thread });
+            }
+            Err(e) => tracing::error!(board = id, "cannot start a thread: {e}"),
+        }
+    }
+
+    fn tell(&self, address: BusAddress, input: BoardInput) {
+        if let Some(member) = self.members.get(&address)
+            && member.inputs.send(input).is_err()
+        {
+            tracing::debug!(board = member.id, "board thread gone");
+        }
+    }
+
+    fn tell_all(&self, input: impl Fn() -> BoardInput) {
+        for member in self.members.values() {
+            let _ = member.inputs.send(input());
+        }
+    }
+
+    /// Closes every board's input (its thread then ends) and waits for the threads.
+    fn finish(self) {
+        for (_, member) in self.members {
+            drop(member.inputs);
+            let _ = member.thread.join();
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    fn stopping(&self) -> bool {
+        self.shared.shutdown.load(Ordering::Relaxed)
+    }
+}
