@@ -87,9 +87,6 @@ pub struct BoardCore {
     mirror: Mirror,
     engine: Engine,
     state: GameState,
-    /// The PGN of the game in progress as of the last event, kept so that a game that
-    /// ends with the pieces being set up again is archived as it was.
-    last_pgn: Option<String>,
     finished: Vec<String>,
     clock: ClockTracker,
     /// The time of the latest input, for events that carry no time of their own.
@@ -103,7 +100,6 @@ impl BoardCore {
             mirror: Mirror::default(),
             engine: Engine::new(config),
             state: GameState::InPlay,
-            last_pgn: None,
             finished: Vec::new(),
             clock: ClockTracker::default(),
             now: Duration::ZERO,
@@ -193,10 +189,13 @@ impl BoardCore {
             Event::NewGame { .. } => self.clock = ClockTracker::default(),
             _ => {}
         }
-        if let Event::NewGame { .. } = event {
-            self.finished.extend(self.last_pgn.take());
-        } else if self.engine.game().ply_count() > 0 {
-            self.last_pgn = Some(write_pgn(self.engine.game()));
+        // The game a new game replaced is archived as the engine had it then, so a last
+        // move that came in the same step as the new game is not lost.
+        if let Event::NewGame { .. } = event
+            && let Some(game) = self.engine.take_replaced_game()
+            && game.ply_count() > 0
+        {
+            self.finished.push(write_pgn(&game));
         }
         Some(event)
     }
@@ -281,5 +280,60 @@ impl BoardCore {
         } else {
             tracing::warn!("board reports version 1.0 (a Pegasus) mid-game; pass --occupancy-only");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use boardcast_protocol::{Message, RawBoard};
+    use shakmaty::{Chess, Position, san::San};
+
+    use super::BoardCore;
+    use crate::inference::EngineConfig;
+
+    /// The board's dump text (index 0 = a8 … 63 = h1) of a position.
+    fn dump(position: &Chess) -> Message {
+        let text: String = (0..64)
+            .map(|i| {
+                let square = shakmaty::Square::new(((7 - i / 8) * 8 + i % 8) as u32);
+                position.board().piece_at(square).map_or('.', |p| p.char())
+            })
+            .collect();
+        Message::BoardDump(RawBoard::from_text(&text).expect("board text"))
+    }
+
+    #[test]
+    fn a_last_move_and_the_new_game_in_one_step_are_both_archived() {
+        let mut core = BoardCore::new(EngineConfig::default());
+        let mut position = Chess::default();
+        let mut now = Duration::from_secs(1);
+        core.on_message(&dump(&position), now);
+        for san in ["f3", "e5", "g4", "Qh4#"] {
+            let mv = san
+                .parse::<San>()
+                .expect("san")
+                .to_move(&position)
+                .expect("legal");
+            position.play_unchecked(mv);
+            now += Duration::from_secs(1);
+            core.on_message(&dump(&position), now);
+            now += Duration::from_secs(1);
+            core.tick(now);
+            // The last move's events wait in the engine while the board is set up again.
+            if san != "Qh4#" {
+                while core.poll_event().is_some() {}
+            }
+        }
+        now += Duration::from_secs(1);
+        core.on_message(&dump(&Chess::default()), now);
+        now += Duration::from_secs(1);
+        core.tick(now);
+        while core.poll_event().is_some() {}
+        let finished = core.take_finished_games();
+        assert_eq!(finished.len(), 1, "{finished:?}");
+        assert!(finished[0].contains("2. g4 Qh4#"), "{}", finished[0]);
+        assert!(core.game_status().moves.is_empty());
     }
 }

@@ -81,6 +81,8 @@ pub struct Engine {
     pub(super) unexplained: Option<Unexplained>,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
+    /// Games a new game replaced, one per `NewGame` event, oldest first, until taken.
+    pub(super) replaced: VecDeque<GameRecord>,
 }
 
 impl Engine {
@@ -115,6 +117,7 @@ impl Engine {
             irregular_since: None,
             unexplained: None,
             events: VecDeque::new(),
+            replaced: VecDeque::new(),
         };
         engine.rebuild();
         // Until the board reports, assume it shows the game's position.
@@ -132,6 +135,12 @@ impl Engine {
     /// The game so far.
     pub fn game(&self) -> &GameRecord {
         &self.record
+    }
+
+    /// The game the oldest `NewGame` event not yet matched replaced, as it stood then
+    /// (its last move included even when that move and the new game came in one step).
+    pub fn take_replaced_game(&mut self) -> Option<GameRecord> {
+        self.replaced.pop_front()
     }
 
     /// Whether the board is being read as turned 180°.

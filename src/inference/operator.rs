@@ -9,6 +9,9 @@ use super::event::Event;
 use super::legality::position_from_codes;
 use crate::game::{GameRecord, RecordError, Termination, movetext};
 
+/// Replaced games kept for a caller that does not take them.
+const MAX_REPLACED_KEPT: usize = 16;
+
 /// Why an operator action was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EngineError {
@@ -142,6 +145,12 @@ impl Engine {
 
     /// Starts `record` as a new game and reports it.
     pub(super) fn start_game(&mut self, record: GameRecord, setup: bool) {
+        // Kept for whoever archives games (the board core takes one per NewGame); a
+        // caller that never takes them keeps only the latest few.
+        if self.replaced.len() == MAX_REPLACED_KEPT {
+            self.replaced.pop_front();
+        }
+        self.replaced.push_back(self.record.clone());
         self.replace_record(record, setup);
         self.events.push_back(Event::NewGame { setup });
         self.rebuild();
