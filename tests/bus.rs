@@ -5,11 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use boardcast_simulator::{BusBoardConfig, Identity, Script, SimConfig, spawn_bus_on_pty};
-use shakmaty::san::SanPlus;
-use shakmaty::{Chess, Color, Position};
-
+use crate::games::{decided_result, expected_sans};
 use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use boardcast_simulator::{BusBoardConfig, Identity, Script, SimConfig, spawn_bus_on_pty};
 
 /// Share of replies sent with a corrupted checksum.
 const FAULTS: f64 = 0.1;
@@ -24,30 +22,6 @@ fn short_games(count: usize) -> Vec<Script> {
         .filter(|g| (24..=40).contains(&g.moves().len()))
         .take(count)
         .collect()
-}
-
-fn expected_sans(script: &Script) -> Vec<String> {
-    let mut pos: Chess = script.start().clone();
-    script
-        .moves()
-        .iter()
-        .map(|m| SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
-        .collect()
-}
-
-/// The result the final position decides, or "*".
-fn decided_result(script: &Script) -> &'static str {
-    let pos = script.final_position();
-    if pos.is_checkmate() {
-        match pos.turn() {
-            Color::White => "0-1",
-            Color::Black => "1-0",
-        }
-    } else if pos.is_stalemate() || pos.is_insufficient_material() {
-        "1/2-1/2"
-    } else {
-        "*"
-    }
 }
 
 fn serial(i: usize) -> String {

@@ -26,7 +26,8 @@ fn sample_games() -> Vec<Script> {
     games.into_iter().step_by(STRIDE).collect()
 }
 
-fn expected_sans(script: &Script) -> Vec<String> {
+/// The game's moves in SAN, with check marks, as the daemon should record them.
+pub(crate) fn expected_sans(script: &Script) -> Vec<String> {
     let mut pos: Chess = script.start().clone();
     let mut sans = Vec::new();
     for m in script.moves() {
@@ -36,7 +37,7 @@ fn expected_sans(script: &Script) -> Vec<String> {
 }
 
 /// The result the final position decides, or "*" where it decides nothing.
-fn decided_result(script: &Script) -> &'static str {
+pub(crate) fn decided_result(script: &Script) -> &'static str {
     let pos = script.final_position();
     if pos.is_checkmate() {
         match pos.turn() {
