@@ -251,12 +251,14 @@ fn start_buses(
         shutdown: shutdown.clone(),
     };
     let mut threads = Vec::new();
+    // Bus boards listed by serial number in the config take their numbers from it.
+    let numbers = (config.discovery.as_ref()).map_or_else(Default::default, |d| d.serials.clone());
     for path in &config.bus_ports {
         let spec = BusSpec {
             path: path.clone(),
             link: config.link.clone(),
             engine: config.engine.clone(),
-            round: config.round.clone(),
+            numbers: numbers.clone(),
         };
         match open_port(path).map(|port| spawn_bus(spec, port, shared.clone())) {
             Ok(Ok(thread)) => {

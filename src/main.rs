@@ -116,18 +116,13 @@ fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
         return Ok(());
     }
     let chunks = recording::parse(&text).map_err(|e| failed(e.to_string()))?;
-    let replayed = replay::replay(&chunks, args.inference.engine_config());
-    let mut out = String::new();
-    if args.events {
-        for (at, event) in &replayed.events {
-            out.push_str(&format!("{:>10.3}s  {event}\n", at.as_secs_f64()));
-        }
-        out.push('\n');
+    let engine = args.inference.engine_config();
+    if text.starts_with(recording::BUS_HEADER) {
+        let boards = replay::replay_bus(&chunks, engine);
+        print!("{}", replay::report_bus(&boards, args.events));
+    } else {
+        let replayed = replay::replay(&chunks, engine);
+        print!("{}", replay::report(&replayed, args.events));
     }
-    for pgn in &replayed.finished_games {
-        out.push_str(pgn);
-    }
-    out.push_str(&replayed.game.pgn);
-    print!("{out}");
     Ok(())
 }

@@ -12,6 +12,12 @@
 //!
 //! The number is milliseconds since the daemon started watching the board; `<` is from the board, `>` to
 //! the board; the bytes are hex, spaces allowed.
+//!
+//! A bus line (`run --bus`) is recorded as a whole, in one file per line for the daemon's
+//! run (`bus-<port>-<start>.rec`, first line [`BUS_HEADER`]): the line's bytes cannot be
+//! told apart by board before they are decoded, and a checksum error or a board
+//! answering out of turn is only understood with the requests around it. `boardcast
+//! replay` runs such a file through the bus session and gives each board's games.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -20,6 +26,8 @@ use std::time::Duration;
 
 /// The first line of every recording.
 pub const HEADER: &str = "# boardcast recording v1";
+/// The first line of a bus line's recording (same format, bus framing).
+pub const BUS_HEADER: &str = "# boardcast bus recording v1";
 
 /// Which way a chunk of bytes went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,14 +114,31 @@ impl Recorder {
     /// Starts a new recording for board `id` in `dir`; the file name carries the board
     /// number and the wall-clock start, so restarts never overwrite an earlier one.
     pub fn create(dir: &Path, id: usize) -> std::io::Result<Recorder> {
+        Self::create_named(dir, &format!("board-{id}"), HEADER)
+    }
+
+    /// Starts a new recording of the bus line on `port` in `dir`, named after the port
+    /// (letters and digits kept) and the wall-clock start.
+    pub fn create_bus(dir: &Path, port: &Path) -> std::io::Result<Recorder> {
+        let mut name = String::from("bus");
+        for c in port.to_string_lossy().chars() {
+            let c = if c.is_ascii_alphanumeric() { c } else { '-' };
+            if c != '-' || !name.ends_with('-') {
+                name.push(c);
+            }
+        }
+        Self::create_named(dir, name.trim_end_matches('-'), BUS_HEADER)
+    }
+
+    fn create_named(dir: &Path, name: &str, header: &str) -> std::io::Result<Recorder> {
         std::fs::create_dir_all(dir)?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
-        let path = dir.join(format!("board-{id}-{stamp}.rec"));
+        let path = dir.join(format!("{name}-{stamp}.rec"));
         let mut out = BufWriter::new(File::create_new(&path)?);
-        writeln!(out, "{HEADER}")?;
+        writeln!(out, "{header}")?;
         out.flush()?;
         Ok(Recorder { out, path })
     }
@@ -139,6 +164,13 @@ impl Recorder {
             write!(self.out, "{byte:02x}")?;
         }
         writeln!(self.out)?;
+        self.out.flush()
+    }
+
+    /// Appends a comment line (`# MILLIS text`) for the reader, e.g. where the port was
+    /// lost and reopened; a replay skips it.
+    pub fn note(&mut self, at: Duration, text: &str) -> std::io::Result<()> {
+        writeln!(self.out, "# {} {text}", at.as_millis())?;
         self.out.flush()
     }
 }

@@ -1,12 +1,15 @@
 //! Replays a recording through the same decoder, mirror and inference as the live
 //! daemon, in simulated time, so a session from a tournament hall can be re-run exactly.
+//! A bus line's recording also goes through the bus session, which takes the recorded
+//! requests as its own and hands each board its messages, as it did live.
 
 use std::time::Duration;
 
-use boardcast_protocol::{Decoded, Decoder};
+use boardcast_protocol::{BusAddress, BusCommandDecoder, BusInput, Decoded, Decoder, Message};
 
 use crate::board::{BoardCore, GameStatus};
 use crate::inference::{EngineConfig, Event};
+use crate::link::bus::session::{BusConfig, BusEvent, BusSession};
 use crate::recording::{Chunk, Direction};
 
 /// How long after the last recorded byte the engine's timers are still run, so a move
@@ -26,52 +29,273 @@ pub struct Replayed {
 
 /// Runs the board's side of `chunks` through a fresh board core.
 pub fn replay(chunks: &[Chunk], config: EngineConfig) -> Replayed {
-    let mut core = BoardCore::new(config);
+    let mut board = Replayer::new(config);
     let mut decoder = Decoder::new();
-    let mut events = Vec::new();
-    let mut finished_games = Vec::new();
-    let mut drain = |core: &mut BoardCore, now: Duration| {
-        while let Some(event) = core.poll_event() {
-            events.push((now, event));
-        }
-        finished_games.extend(core.take_finished_games());
-    };
     let mut last = Duration::ZERO;
     for chunk in chunks
         .iter()
         .filter(|c| c.direction == Direction::FromBoard)
     {
-        run_timers(&mut core, chunk.at, &mut drain);
+        board.run_timers(chunk.at);
         decoder.feed(&chunk.bytes);
         while let Some(decoded) = decoder.poll() {
             if let Decoded::Message(message) = decoded {
-                core.on_message(&message, chunk.at);
-                drain(&mut core, chunk.at);
+                board.message(&message, chunk.at);
             }
         }
         last = chunk.at;
     }
-    run_timers(&mut core, last + DRAIN, &mut drain);
-    Replayed {
-        events,
-        game: core.game_status(),
-        finished_games,
+    board.finish(last)
+}
+
+/// Runs a bus line's recording: the requests (`>`) and the replies (`<`) through the bus
+/// session, and each board's messages through its own board core. The boards come in
+/// the order the live daemon found them (it numbered them in this order).
+pub fn replay_bus(chunks: &[Chunk], config: EngineConfig) -> Vec<(BusAddress, Replayed)> {
+    let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
+    let mut requests = BusCommandDecoder::new();
+    let mut boards: Vec<(BusAddress, Replayer)> = Vec::new();
+    let mut last = Duration::ZERO;
+    for chunk in chunks {
+        let at = chunk.at;
+        for (_, board) in &mut boards {
+            board.run_timers(at);
+        }
+        session.expire(at);
+        match chunk.direction {
+            Direction::ToBoard => {
+                requests.feed(&chunk.bytes);
+                while let Some(input) = requests.poll() {
+                    if let BusInput::Command(command) = input {
+                        session.observe(command, at);
+                    }
+                }
+            }
+            Direction::FromBoard => session.on_bytes(&chunk.bytes, at),
+        }
+        while let Some(event) = session.poll_event() {
+            let (address, message) = match event {
+                BusEvent::Discovered(address) => (address, None),
+                BusEvent::Message(address, message) => (address, Some(message)),
+                BusEvent::Version(address, Some((major, minor))) => {
+                    (address, Some(Message::Version { major, minor }))
+                }
+                _ => continue,
+            };
+            let index = match boards.iter().position(|(a, _)| *a == address) {
+                Some(index) => index,
+                None => {
+                    boards.push((address, Replayer::new(config.clone())));
+                    boards.len() - 1
+                }
+            };
+            if let Some(message) = message {
+                boards[index].1.message(&message, at);
+            }
+        }
+        last = at;
+    }
+    boards
+        .into_iter()
+        .map(|(address, board)| (address, board.finish(last)))
+        .collect()
+}
+
+/// One board's core in a replay, and what it emitted.
+struct Replayer {
+    core: BoardCore,
+    events: Vec<(Duration, Event)>,
+    finished_games: Vec<String>,
+}
+
+impl Replayer {
+    fn new(config: EngineConfig) -> Self {
+        Replayer {
+            core: BoardCore::new(config),
+            events: Vec::new(),
+            finished_games: Vec::new(),
+        }
+    }
+
+    fn message(&mut self, message: &Message, at: Duration) {
+        self.core.on_message(message, at);
+        self.drain(at);
+    }
+
+    /// Runs every engine timer due up to `until`, each at its own deadline.
+    fn run_timers(&mut self, until: Duration) {
+        while let Some(deadline) = self.core.next_deadline().filter(|d| *d <= until) {
+            self.core.tick(deadline);
+            self.drain(deadline);
+            if self.core.next_deadline() == Some(deadline) {
+                // A timer that does not move on would loop forever; the engine is
+                // expected to clear it, so stop here rather than hang a replay.
+                break;
+            }
+        }
+    }
+
+    fn drain(&mut self, now: Duration) {
+        while let Some(event) = self.core.poll_event() {
+            self.events.push((now, event));
+        }
+        self.finished_games.extend(self.core.take_finished_games());
+    }
+
+    /// The timers a little past the recording's end, then the outcome.
+    fn finish(mut self, last: Duration) -> Replayed {
+        self.run_timers(last + DRAIN);
+        Replayed {
+            events: self.events,
+            game: self.core.game_status(),
+            finished_games: self.finished_games,
+        }
     }
 }
 
-/// Runs every engine timer due up to `until`, each at its own deadline.
-fn run_timers(
-    core: &mut BoardCore,
-    until: Duration,
-    drain: &mut impl FnMut(&mut BoardCore, Duration),
-) {
-    while let Some(deadline) = core.next_deadline().filter(|d| *d <= until) {
-        core.tick(deadline);
-        drain(core, deadline);
-        if core.next_deadline() == Some(deadline) {
-            // A timer that does not move on would loop forever; the engine is expected
-            // to clear it, so stop here rather than hang a replay.
-            break;
+/// What `boardcast replay` prints for one board: with `events`, every engine event and
+/// its time, then a blank line; then the games, oldest first, as PGN.
+pub fn report(replayed: &Replayed, events: bool) -> String {
+    let mut out = String::new();
+    if events {
+        for (at, event) in &replayed.events {
+            out.push_str(&format!("{:>10.3}s  {event}\n", at.as_secs_f64()));
         }
+        out.push('\n');
+    }
+    for pgn in &replayed.finished_games {
+        out.push_str(pgn);
+    }
+    out.push_str(&replayed.game.pgn);
+    out
+}
+
+/// What `boardcast replay` prints for a bus line: each board's [`report`] after a PGN
+/// escape line (`%`, which PGN readers skip) naming the board by its serial number.
+pub fn report_bus(boards: &[(BusAddress, Replayed)], events: bool) -> String {
+    boards
+        .iter()
+        .map(|(address, replayed)| format!("% bus board {address}\n{}", report(replayed, events)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Identity, Script, SimConfig};
+
+    use super::*;
+
+    /// A chain of two boards, one with a clock, each playing its own opening; a share of
+    /// the replies has a corrupted checksum.
+    fn chain() -> BusChain {
+        let games: [&[&str]; 2] = [
+            &["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6"],
+            &["d4", "Nf6", "c4", "e6", "Nc3", "Bb4", "Qc2", "O-O"],
+        ];
+        BusChain::new(
+            games
+                .iter()
+                .enumerate()
+                .map(|(i, moves)| BusBoardConfig {
+                    sim: SimConfig {
+                        seed: 30 + i as u64,
+                        speed: 2.0,
+                        identity: Some(Identity {
+                            serial: format!("{:05}", 2000 + i),
+                            ..Identity::new(false)
+                        }),
+                        clock: (i == 1).then(ClockConfig::default),
+                        ..SimConfig::default()
+                    },
+                    script: Script::from_fen_and_san(None, moves).expect("script"),
+                    checksum_faults: 0.1,
+                    silent_after: None,
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_bus_recording_replays_to_every_board_s_live_game() {
+        let mut chain = chain();
+        let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
+        let mut chunks = Vec::new();
+        let mut live: HashMap<BusAddress, BoardCore> = HashMap::new();
+        let mut now = Duration::ZERO;
+        // The live side, in 1 ms steps: what the bus thread and the boards' threads do.
+        // Until two seconds after both games are over, so the last changes are read.
+        let mut until = Duration::from_secs(90);
+        while now < until {
+            if chain.boards().iter().all(|b| b.simulation().is_finished()) {
+                until = until.min(now + Duration::from_secs(2));
+            }
+            session.tick(now);
+            while let Some(command) = session.poll_transmit() {
+                let bytes = command.encode().to_vec();
+                chain.receive(&bytes, now);
+                chunks.push(Chunk {
+                    at: now,
+                    direction: Direction::ToBoard,
+                    bytes,
+                });
+            }
+            let bytes = chain.advance(now);
+            if !bytes.is_empty() {
+                session.on_bytes(&bytes, now);
+                chunks.push(Chunk {
+                    at: now,
+                    direction: Direction::FromBoard,
+                    bytes,
+                });
+            }
+            while let Some(event) = session.poll_event() {
+                let (address, message) = match event {
+                    BusEvent::Message(address, message) => (address, message),
+                    BusEvent::Version(address, Some((major, minor))) => {
+                        (address, Message::Version { major, minor })
+                    }
+                    _ => continue,
+                };
+                let core = live
+                    .entry(address)
+                    .or_insert_with(|| BoardCore::new(EngineConfig::default()));
+                core.on_message(&message, now);
+                while core.poll_event().is_some() {}
+            }
+            for core in live.values_mut() {
+                if core.next_deadline().is_some_and(|d| d <= now) {
+                    core.tick(now);
+                    while core.poll_event().is_some() {}
+                }
+            }
+            now += Duration::from_millis(1);
+        }
+        // Let the last moves settle.
+        for core in live.values_mut() {
+            if let Some(deadline) = core.next_deadline() {
+                core.tick(deadline.max(now));
+                while core.poll_event().is_some() {}
+            }
+        }
+        let replayed = replay_bus(&chunks, EngineConfig::default());
+        let found: Vec<u16> = replayed.iter().map(|(a, _)| a.value()).collect();
+        assert_eq!(found, [2000, 2001]);
+        for (address, board) in &replayed {
+            let game = live[address].game_status();
+            assert_eq!(game.moves.len(), 8, "{address}: {:?}", game.moves);
+            assert_eq!(board.game.moves, game.moves, "{address}");
+            assert_eq!(board.game.pgn, game.pgn, "{address}");
+        }
+        // The clock's times are in the replayed PGN too.
+        assert!(
+            replayed[1].1.game.pgn.contains("[%clk "),
+            "{}",
+            replayed[1].1.game.pgn
+        );
+        let report = report_bus(&replayed, false);
+        assert!(report.starts_with("% bus board 02000\n[Event"), "{report}");
+        assert!(report.contains("% bus board 02001\n"), "{report}");
     }
 }

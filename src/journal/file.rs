@@ -79,7 +79,14 @@ pub fn file_name(id: usize, port: &Path) -> String {
 /// damage, the whole file is first copied next to it (`….damaged-MILLIS`) so nothing is
 /// destroyed.
 pub fn open(dir: &Path, id: usize, port: &Path) -> Result<Opened, JournalError> {
-    let path = dir.join(file_name(id, port));
+    open_named(dir, &file_name(id, port))
+}
+
+/// Opens (or creates) the journal `name` in `dir`, as [`open`] does: for a board whose
+/// journal is found by something other than its number and port (a bus board's, by its
+/// serial number).
+pub fn open_named(dir: &Path, name: &str) -> Result<Opened, JournalError> {
+    let path = dir.join(name);
     let io_error = |source| JournalError::Io {
         path: path.clone(),
         source,

@@ -67,10 +67,16 @@ impl JournaledCore {
     /// Board `board`'s core, restored from its journal in `dir` (if given) and journalling
     /// from now on. A journal that cannot be used is logged and the board runs without.
     pub fn open(config: EngineConfig, dir: Option<&Path>, board: usize, port: &Path) -> Self {
+        Self::open_named(config, dir, board, &file::file_name(board, port))
+    }
+
+    /// Board `board`'s core, restored from the journal file `name` in `dir` (if given),
+    /// as [`JournaledCore::open`] does.
+    pub fn open_named(config: EngineConfig, dir: Option<&Path>, board: usize, name: &str) -> Self {
         let Some(dir) = dir else {
             return Self::unjournaled(config, board);
         };
-        let opened = match file::open(dir, board, port) {
+        let opened = match file::open_named(dir, name) {
             Ok(opened) => opened,
             Err(e) => {
                 tracing::error!(board, "{e}; running without a journal");

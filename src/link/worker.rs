@@ -294,16 +294,7 @@ impl BoardWorker {
         let mut any = false;
         while let Some(event) = self.core.poll_event() {
             any = true;
-            let board = self.status.id;
-            match &event {
-                Event::MoveMade { ply, san, .. } => tracing::info!(board, "move {ply}: {san}"),
-                Event::Irregular { restore, .. } => {
-                    let fixes: Vec<String> = restore.iter().map(ToString::to_string).collect();
-                    tracing::warn!(board, "irregular board; to restore: {}", fixes.join(" "));
-                }
-                Event::Pending { .. } => tracing::debug!(board, "{event:?}"),
-                _ => tracing::info!(board, "{event:?}"),
-            }
+            log_event(self.status.id, &event);
             self.events.push(event);
         }
         if any {
@@ -314,12 +305,8 @@ impl BoardWorker {
 
     /// Carries out pending operator requests; returns whether any arrived.
     fn serve_requests(&mut self) -> bool {
-        let mut any = false;
-        while let Ok(request) = self.requests.try_recv() {
-            any = true;
-            let outcome = self.core.apply(request.command, self.now());
-            (request.reply)(outcome);
-        }
+        let now = self.now();
+        let any = serve_requests(&self.requests, &mut self.core, now);
         if any {
             self.status.game = Some(self.core.game_status());
         }
@@ -365,13 +352,12 @@ impl BoardWorker {
     }
 
     fn publish(&mut self) {
-        let update = BoardUpdate {
-            status: self.status.clone(),
-            events: std::mem::take(&mut self.events),
-            finished_games: self.core.take_finished_games(),
-        };
-        // The receiver only goes away when the daemon is shutting down.
-        let _ = self.updates.send(update);
+        send_update(
+            &self.updates,
+            &self.status,
+            &mut self.events,
+            &mut self.core,
+        );
     }
 
     fn now(&self) -> Duration {
@@ -381,6 +367,52 @@ impl BoardWorker {
     fn stopping(&self) -> bool {
         self.shutdown.load(Ordering::Relaxed)
     }
+}
+
+/// Sends a board's whole status with the game events not yet sent and the games its
+/// core finished since the last update (a worker's and a bus board's thread alike).
+pub(crate) fn send_update(
+    updates: &Sender<BoardUpdate>,
+    status: &BoardStatus,
+    events: &mut Vec<Event>,
+    core: &mut JournaledCore,
+) {
+    let update = BoardUpdate {
+        status: status.clone(),
+        events: std::mem::take(events),
+        finished_games: core.take_finished_games(),
+    };
+    // The receiver only goes away when the daemon is shutting down.
+    let _ = updates.send(update);
+}
+
+/// Logs a board's engine event at the level an operator needs it.
+pub(crate) fn log_event(board: usize, event: &Event) {
+    match event {
+        Event::MoveMade { ply, san, .. } => tracing::info!(board, "move {ply}: {san}"),
+        Event::Irregular { restore, .. } => {
+            let fixes: Vec<String> = restore.iter().map(ToString::to_string).collect();
+            tracing::warn!(board, "irregular board; to restore: {}", fixes.join(" "));
+        }
+        Event::Pending { .. } => tracing::debug!(board, "{event:?}"),
+        _ => tracing::info!(board, "{event:?}"),
+    }
+}
+
+/// Carries out the operator requests waiting in `requests` at `now`; returns whether
+/// there were any.
+pub(crate) fn serve_requests(
+    requests: &Receiver<BoardRequest>,
+    core: &mut JournaledCore,
+    now: Duration,
+) -> bool {
+    let mut any = false;
+    while let Ok(request) = requests.try_recv() {
+        any = true;
+        let outcome = core.apply(request.command, now);
+        (request.reply)(outcome);
+    }
+    any
 }
 
 /// The operator's one-line explanation of a device that never answered.

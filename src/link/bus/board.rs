@@ -1,30 +1,31 @@
-//! One board of a bus on its own thread: its `BoardCore`, its status and its operator
-//! requests. The port thread only forwards what the session decoded, so a board whose
-//! inference is busy never holds up the line or another board.
+//! One board of a bus on its own thread: its `BoardCore` (journalled with `--journal`),
+//! its status and its operator requests. The port thread only forwards what the session
+//! decoded, so a board whose inference is busy never holds up the line or another board.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use boardcast_protocol::Message;
+use boardcast_protocol::{BusAddress, Message};
 
-use crate::board::{BoardCommand, BoardCore};
 use crate::inference::{EngineConfig, Event};
+use crate::journal::JournaledCore;
 use crate::link::READ_TIMEOUT;
-use crate::link::worker::{BoardRequest, BoardUpdate};
+use crate::link::worker::{BoardRequest, BoardUpdate, log_event, send_update, serve_requests};
 use crate::status::{BoardStatus, Connection};
 
 /// What the port thread tells a board's thread.
 #[derive(Debug)]
 pub enum BoardInput {
-    /// A dump or field change, received at the given time.
+    /// A dump, field change or clock reading, received at the given time.
     Message(Message, Duration),
     /// The connection changed; with the operator's explanation when it is a problem.
     Connection(Connection, Option<String>),
-    /// The firmware version, as "major.minor".
-    Version(String),
+    /// The firmware version (`None`: the short reply of firmware before 1.2).
+    Version(Option<(u8, u8)>),
     /// Bytes from this board that failed their checksum.
     Garbage(u64),
 }
@@ -33,16 +34,27 @@ pub enum BoardInput {
 pub struct BoardStart {
     /// Its status so far (number, port, serial).
     pub status: BoardStatus,
+    /// Its bus address (its serial number).
+    pub address: BusAddress,
     /// Inference settings.
     pub engine: EngineConfig,
-    /// PGN tags from the round.
-    pub tags: Vec<(String, String)>,
+    /// Where to journal it (`--journal`), if anywhere.
+    pub journal: Option<PathBuf>,
     /// The time origin shared with the port thread, which stamps the messages.
     pub epoch: Instant,
 }
 
-/// Starts the thread of board `start.status.id`; it ends when `inputs` closes or on
-/// shutdown.
+/// The journal file of the bus board at `address`. It is named by serial number, not by
+/// board number and port like a single board's: the serial is known before the core
+/// starts (it is the address), it stays the board's whatever number the board gets when
+/// the daemon is started again, and a USB serial adapter may come back under another
+/// name after a reboot.
+pub fn journal_name(address: BusAddress) -> String {
+    format!("bus-board-{}.journal", address.serial())
+}
+
+/// Starts the thread of board `start.status.id`, restoring its core from its journal
+/// first; it ends when `inputs` closes or on shutdown.
 pub fn spawn(
     start: BoardStart,
     inputs: Receiver<BoardInput>,
@@ -50,10 +62,13 @@ pub fn spawn(
     updates: Sender<BoardUpdate>,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
-    let mut core = BoardCore::new(start.engine);
-    if let Err(e) = core.apply(BoardCommand::SetTags(start.tags)) {
-        tracing::warn!(board = start.status.id, "tags not applied: {e}");
-    }
+    let id = start.status.id;
+    let core = JournaledCore::open_named(
+        start.engine,
+        start.journal.as_deref(),
+        id,
+        &journal_name(start.address),
+    );
     let board = BusBoard {
         status: start.status,
         core,
@@ -62,13 +77,13 @@ pub fn spawn(
         events: Vec::new(),
     };
     std::thread::Builder::new()
-        .name(format!("board-{}", board.status.id))
+        .name(format!("board-{id}"))
         .spawn(move || board.run(&inputs, &requests, &shutdown))
 }
 
 struct BusBoard {
     status: BoardStatus,
-    core: BoardCore,
+    core: JournaledCore,
     epoch: Instant,
     updates: Sender<BoardUpdate>,
     events: Vec<Event>,
@@ -81,6 +96,7 @@ impl BusBoard {
         requests: &Receiver<BoardRequest>,
         shutdown: &AtomicBool,
     ) {
+        // The restored game and finished games go out before anything is read.
         self.status.game = Some(self.core.game_status());
         self.publish();
         while !shutdown.load(Ordering::Relaxed) {
@@ -101,17 +117,10 @@ impl BusBoard {
                 Err(RecvTimeoutError::Disconnected) => return,
             };
             self.core.tick(self.now());
-            while let Ok(request) = requests.try_recv() {
-                let outcome = self.core.apply(request.command);
-                (request.reply)(outcome);
-                changed = true;
-            }
+            let now = self.now();
+            changed |= serve_requests(requests, &mut self.core, now);
             while let Some(event) = self.core.poll_event() {
-                if let Event::MoveMade { ply, san, .. } = &event {
-                    tracing::info!(board = self.status.id, "move {ply}: {san}");
-                } else {
-                    tracing::debug!(board = self.status.id, "{event:?}");
-                }
+                log_event(self.status.id, &event);
                 self.events.push(event);
                 changed = true;
             }
@@ -142,14 +151,15 @@ impl BusBoard {
                 true
             }
             BoardInput::Version(version) => {
-                if let Some((major, minor)) = version.split_once('.')
-                    && let (Ok(major), Ok(minor)) = (major.parse(), minor.parse())
-                {
-                    // A board reporting 1.0 is occupancy-only (Pegasus-like).
-                    self.core
-                        .on_message(&Message::Version { major, minor }, self.epoch.elapsed());
-                }
-                self.status.version = Some(version);
+                self.status.version = Some(match version {
+                    Some((major, minor)) => {
+                        // A board reporting 1.0 is occupancy-only (Pegasus-like).
+                        self.core
+                            .on_message(&Message::Version { major, minor }, self.now());
+                        format!("{major}.{minor}")
+                    }
+                    None => "before 1.2".to_string(),
+                });
                 true
             }
             BoardInput::Garbage(bytes) => {
@@ -160,13 +170,12 @@ impl BusBoard {
     }
 
     fn publish(&mut self) {
-        let update = BoardUpdate {
-            status: self.status.clone(),
-            events: std::mem::take(&mut self.events),
-            finished_games: self.core.take_finished_games(),
-        };
-        // The receiver only goes away when the daemon is shutting down.
-        let _ = self.updates.send(update);
+        send_update(
+            &self.updates,
+            &self.status,
+            &mut self.events,
+            &mut self.core,
+        );
     }
 
     fn now(&self) -> Duration {

@@ -4,9 +4,14 @@
 //! thread that owns the port: it writes the session's requests, feeds it the bytes that
 //! come back, and hands each board's messages to that board's own thread (`board`), which
 //! runs its `BoardCore` and publishes its status like a single board's worker. A board
-//! found on the bus gets the next free board number, keeps it for the daemon's life
-//! (also across a lost and reopened port), and can be addressed by operators like any
-//! other board.
+//! found on the bus gets the number the config file gives its serial number, else the
+//! next free board number; it keeps it for the daemon's life (also across a lost and
+//! reopened port), is tagged from the round like any other board, and can be addressed
+//! by operators like any other board.
+//!
+//! With `--record DIR` the line's whole traffic goes to one file per bus port for the
+//! daemon's run (see `recording`); with `--journal DIR` each board has its own journal,
+//! found again by its serial number (see `board::journal_name`).
 
 pub mod board;
 pub mod session;
@@ -27,11 +32,12 @@ use self::board::{BoardInput, BoardStart};
 use self::session::{BusConfig, BusEvent, BusSession};
 use super::session::{LinkConfig, LinkState};
 use super::{READ_TIMEOUT, open_port};
+use crate::board::BoardCommand;
 use crate::inference::EngineConfig;
 use crate::link::worker::BoardUpdate;
 use crate::output::control::BoardControl;
 use crate::output::hub::Hub;
-use crate::output::round::Round;
+use crate::recording::{Direction, Recorder};
 use crate::status::{BoardStatus, Connection};
 
 /// Shortest read timeout, so a request due now still waits for nothing.
@@ -48,8 +54,8 @@ pub struct BusSpec {
     pub link: LinkConfig,
     /// Inference settings for every board.
     pub engine: EngineConfig,
-    /// The round's game data, for each new board's tags.
-    pub round: Round,
+    /// Board numbers the config file gives by serial number.
+    pub numbers: HashMap<String, usize>,
 }
 
 /// What the bus threads share with the rest of the daemon.
@@ -79,12 +85,14 @@ pub fn spawn_bus(
     shared: BusShared,
 ) -> std::io::Result<JoinHandle<()>> {
     let name = format!("bus-{}", spec.path.display());
-    let worker = BusWorker {
+    let mut worker = BusWorker {
         spec,
         shared,
         epoch: Instant::now(),
         members: HashMap::new(),
+        recorder: None,
     };
+    worker.start_recording();
     std::thread::Builder::new()
         .name(name)
         .spawn(move || worker.run(port))
@@ -95,6 +103,8 @@ struct BusWorker {
     shared: BusShared,
     epoch: Instant,
     members: HashMap<BusAddress, Member>,
+    /// Where the line's traffic goes, while recording works.
+    recorder: Option<Recorder>,
 }
 
 impl BusWorker {
@@ -105,6 +115,7 @@ impl BusWorker {
                 break;
             }
             tracing::warn!(port = %self.spec.path.display(), "bus link lost: {gone}; reopening");
+            self.note(&format!("bus link lost: {gone}"));
             self.tell_all(|| BoardInput::Connection(Connection::Disconnected, Some(gone.clone())));
             let mut backoff = REOPEN_BACKOFF.0;
             port = loop {
@@ -121,6 +132,7 @@ impl BusWorker {
                 }
             };
             tracing::info!(port = %self.spec.path.display(), "bus port reopened");
+            self.note("bus port reopened");
         }
         self.finish();
     }
@@ -143,7 +155,9 @@ impl BusWorker {
             let now = self.now();
             session.tick(now);
             while let Some(command) = session.poll_transmit() {
-                if let Err(e) = port.write_all(&command.encode()) {
+                let bytes = command.encode();
+                self.record(now, Direction::ToBoard, &bytes);
+                if let Err(e) = port.write_all(&bytes) {
                     return format!("write failed: {e}");
                 }
             }
@@ -170,7 +184,11 @@ impl BusWorker {
             }
             match port.read(&mut buf) {
                 Ok(0) => return "port closed".to_string(),
-                Ok(n) => session.on_bytes(&buf[..n], self.now()),
+                Ok(n) => {
+                    let now = self.now();
+                    self.record(now, Direction::FromBoard, &buf[..n]);
+                    session.on_bytes(&buf[..n], now);
+                }
                 Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
                 Err(e) => return format!("read failed: {e}"),
             }
@@ -183,11 +201,7 @@ impl BusWorker {
         match event {
             BusEvent::Discovered(address) => self.join(address),
             BusEvent::Version(address, version) => {
-                let text = version.map_or_else(
-                    || "before 1.2".to_string(),
-                    |(major, minor)| format!("{major}.{minor}"),
-                );
-                self.tell(address, BoardInput::Version(text));
+                self.tell(address, BoardInput::Version(version));
             }
             BusEvent::Message(address, message) => {
                 self.tell(address, BoardInput::Message(message, now));
@@ -230,14 +244,18 @@ impl BusWorker {
         if self.members.contains_key(&address) {
             return;
         }
-        let id = self.shared.hub.add_next_board(&self.spec.path);
+        let id = match self.configured_number(address) {
+            Some(id) => id,
+            None => self.shared.hub.add_next_board(&self.spec.path),
+        };
         let mut status = BoardStatus::new(id, self.spec.path.clone());
         status.serial = Some(address.serial());
         status.connection = Connection::Initialising;
         let start = BoardStart {
             status,
+            address,
             engine: self.spec.engine.clone(),
-            tags: self.spec.round.tags(id),
+            journal: self.spec.link.journal_dir.clone(),
             epoch: self.epoch,
         };
         let (inputs, received_inputs) = mpsc::channel();
@@ -253,8 +271,77 @@ impl BusWorker {
                 tracing::info!(board = id, port = %self.spec.path.display(), serial = %address, "bus board found");
                 self.shared.control.set(id, requests);
                 self.members.insert(address, Member { id, inputs, thread });
+                self.tag(id);
             }
             Err(e) => tracing::error!(board = id, "cannot start a thread: {e}"),
+        }
+    }
+
+    /// The board number the config file gives the board at `address`, if it lists its
+    /// serial number ("01025", or the same number without the leading zeros). The hub
+    /// has had that board since the start.
+    fn configured_number(&self, address: BusAddress) -> Option<usize> {
+        let listed = self.spec.numbers.iter().find(|(serial, _)| {
+            serial.chars().all(|c| c.is_ascii_digit())
+                && BusAddress::from_serial(serial) == Some(address)
+        });
+        listed.map(|(_, &id)| id)
+    }
+
+    /// Sends board `id` its PGN tags from the round as it stands now (an operator may
+    /// have changed it since the start), the way every other board gets them.
+    fn tag(&self, id: usize) {
+        let tags = self.shared.hub.round().tags(id);
+        let sent = self
+            .shared
+            .control
+            .send(id, BoardCommand::SetTags(tags), move |outcome| {
+                if let Err(e) = outcome {
+                    tracing::warn!(board = id, "tags not applied: {e}");
+                }
+            });
+        if let Err(e) = sent {
+            tracing::warn!(board = id, "tags not sent: {e}");
+        }
+    }
+
+    /// Starts the line's recording, if recording is on: one file for the daemon's run,
+    /// across lost and reopened ports, so a replay sees the whole story of the line.
+    fn start_recording(&mut self) {
+        let Some(dir) = &self.spec.link.record_dir else {
+            return;
+        };
+        match Recorder::create_bus(dir, &self.spec.path) {
+            Ok(recorder) => {
+                tracing::info!(port = %self.spec.path.display(), file = %recorder.path().display(), "recording the bus");
+                self.recorder = Some(recorder);
+            }
+            Err(e) => tracing::error!(
+                port = %self.spec.path.display(),
+                "cannot record in {}: {e}",
+                dir.display()
+            ),
+        }
+    }
+
+    /// Appends to the recording; a failing recording is stopped, never the line.
+    fn record(&mut self, at: Duration, direction: Direction, bytes: &[u8]) {
+        if let Some(recorder) = &mut self.recorder
+            && let Err(e) = recorder.write(at, direction, bytes)
+        {
+            tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
+            self.recorder = None;
+        }
+    }
+
+    /// A comment in the recording, for whoever reads it.
+    fn note(&mut self, text: &str) {
+        let at = self.now();
+        if let Some(recorder) = &mut self.recorder
+            && let Err(e) = recorder.note(at, text)
+        {
+            tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
+            self.recorder = None;
         }
     }
 

@@ -10,6 +10,15 @@
 //! No board waits for another beyond one reply timeout: a board that fails twice in a row
 //! is polled only once per `trouble_poll`, so a silent board costs the line at most one
 //! timeout per that period, and the others go on being polled in between.
+//!
+//! Clocks: a bus board does not send clock readings by itself, so every board is asked
+//! for one (SEND_CLK) once per `clock_poll`, in place of one SEND_CHANGES; a board that
+//! answers that no clock is attached (or does not answer) is asked once per
+//! `no_clock_poll`, so a clock plugged in later is found without costing the line.
+//!
+//! The same session replays a recording of the line (`boardcast replay`): the recorded
+//! requests are given to it with `observe` instead of it choosing its own, and `expire`
+//! runs its timers, so the boards get exactly the messages the live daemon gave them.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -42,6 +51,11 @@ pub struct BusConfig {
     pub trouble_poll: Duration,
     /// A board with no valid answer for this long is not responding.
     pub silence_timeout: Duration,
+    /// How often a board with a clock is asked for a reading (a single board in update
+    /// mode sends one about once a second).
+    pub clock_poll: Duration,
+    /// How often a board without a clock is asked whether one is attached now.
+    pub no_clock_poll: Duration,
 }
 
 impl Default for BusConfig {
@@ -54,6 +68,8 @@ impl Default for BusConfig {
             search_interval: Duration::from_secs(2),
             trouble_poll: Duration::from_secs(1),
             silence_timeout: Duration::from_secs(3),
+            clock_poll: Duration::from_secs(1),
+            no_clock_poll: Duration::from_secs(5),
         }
     }
 }
@@ -65,7 +81,8 @@ pub enum BusEvent {
     Discovered(BusAddress),
     /// A board's firmware version (`None`: the short reply of firmware before 1.2).
     Version(BusAddress, Option<(u8, u8)>),
-    /// A board's dump or field change, as the single-board message a board core takes.
+    /// A board's dump, field change or clock reading, as the single-board message a
+    /// board core takes.
     Message(BusAddress, Message),
     /// A board's link state changed.
     State(BusAddress, LinkState),
@@ -94,6 +111,8 @@ struct Peer {
     needs_ignore: bool,
     /// Its `Discovered` event has been sent (or was not needed).
     announced: bool,
+    /// When to ask for a clock reading next.
+    next_clock: Duration,
 }
 
 /// The request waiting for its reply.
@@ -163,6 +182,7 @@ impl BusSession {
             needs_version: false,
             needs_ignore: false,
             announced: true,
+            next_clock: now,
         });
     }
 
@@ -212,6 +232,16 @@ impl BusSession {
 
     /// Runs the timers at `now` and queues the next request if the line is free.
     pub fn tick(&mut self, now: Duration) {
+        self.expire(now);
+        if self.in_flight.is_none() && self.transmit.is_empty() {
+            self.schedule(now);
+        }
+    }
+
+    /// Runs the timers at `now` (reply timeouts, silence, the end of the first ping
+    /// window) without choosing a request: for a replay, whose requests come from the
+    /// recording.
+    pub fn expire(&mut self, now: Duration) {
         if let Some(flight) = self.in_flight
             && now >= flight.progress + self.config.reply_timeout
         {
@@ -236,9 +266,21 @@ impl BusSession {
                 self.events.push_back(BusEvent::Discovered(peer.address));
             }
         }
-        if self.in_flight.is_none() && self.transmit.is_empty() {
-            self.schedule(now);
+    }
+
+    /// A request sent at `now` by someone else: a recording's, in a replay. The session
+    /// takes it as its own. A request still waiting for its reply is taken as failed
+    /// (the live session never sends while one is in flight, so it had given up on it),
+    /// and a board addressed that the session has not seen answer a ping is known from
+    /// now on (a recording cut out of a longer one).
+    pub fn observe(&mut self, command: BusCommand, now: Duration) {
+        if let Some(flight) = self.in_flight {
+            self.fail(flight.command, now);
         }
+        if !command.address.is_broadcast() {
+            self.know(command.address, now);
+        }
+        self.track(command, now);
     }
 
     /// The next command to send; the caller sends it at once.
@@ -315,6 +357,8 @@ impl BusSession {
                 BusCommandKind::SendChanges
             } else if peer.needs_dump {
                 BusCommandKind::SendBoard
+            } else if now >= peer.next_clock {
+                BusCommandKind::SendClock
             } else {
                 BusCommandKind::SendChanges
             };
@@ -325,6 +369,12 @@ impl BusSession {
     }
 
     fn send(&mut self, command: BusCommand, now: Duration) {
+        self.track(command, now);
+        self.transmit.push_back(command);
+    }
+
+    /// Waits for the reply to `command`, sent at `now`.
+    fn track(&mut self, command: BusCommand, now: Duration) {
         // A broadcast ping has no single reply to wait for: the answers come within
         // 1.1 s, in between the polls, and are taken as they come.
         if command.address.is_broadcast() {
@@ -336,13 +386,13 @@ impl BusSession {
                 progress: now,
             });
         }
-        self.transmit.push_back(command);
     }
 
     /// The request to `command.address` failed (timeout or bad checksum).
     fn fail(&mut self, command: BusCommand, now: Duration) {
         self.in_flight = None;
         let trouble = self.config.trouble_poll;
+        let no_clock_poll = self.config.no_clock_poll;
         let Some(peer) = self.peer_mut(command.address) else {
             return;
         };
@@ -354,6 +404,8 @@ impl BusSession {
                 peer.unconfirmed = !peer.needs_flush;
             }
             BusCommandKind::IgnoreNextPing => peer.needs_ignore = false,
+            // Firmware without SEND_CLK must not cost the line a timeout every poll.
+            BusCommandKind::SendClock => peer.next_clock = now + no_clock_poll,
             _ => {}
         }
         if peer.failures >= 2 {
@@ -385,6 +437,7 @@ impl BusSession {
                 needs_version: true,
                 needs_ignore: false,
                 announced: hold.is_none(),
+                next_clock: now,
             });
             if hold.is_some() {
                 // Announced, and first polled, when the first window closes.
@@ -399,6 +452,7 @@ impl BusSession {
             self.in_flight = None;
         }
         let poll_interval = self.config.poll_interval;
+        let (clock_poll, no_clock_poll) = (self.config.clock_poll, self.config.no_clock_poll);
         let peer = self
             .peers
             .iter_mut()
@@ -432,6 +486,17 @@ impl BusSession {
                 peer.needs_dump = false;
                 self.events
                     .push_back(BusEvent::Message(address, Message::BoardDump(board)));
+            }
+            (_, BusMessage::ClockTime(times)) => {
+                let attached = !times.status.no_clock();
+                peer.next_clock = now + if attached { clock_poll } else { no_clock_poll };
+                self.events
+                    .push_back(BusEvent::Message(address, Message::ClockTime(times)));
+            }
+            (_, BusMessage::ClockAck(ack)) => {
+                peer.next_clock = now + clock_poll;
+                self.events
+                    .push_back(BusEvent::Message(address, Message::ClockAck(ack)));
             }
             (_, BusMessage::Update(records)) => {
                 peer.unconfirmed = false;
@@ -467,6 +532,10 @@ fn expected(kind: BusCommandKind, message: &BusMessage) -> bool {
             BusCommandKind::SendChanges | BusCommandKind::RepeatChanges,
             BusMessage::Update(_)
         ) | (BusCommandKind::SendBoard, BusMessage::BoardDump(_))
+            | (
+                BusCommandKind::SendClock,
+                BusMessage::ClockTime(_) | BusMessage::ClockAck(_)
+            )
             | (BusCommandKind::SendVersion, BusMessage::Version(_))
             | (
                 BusCommandKind::Ping | BusCommandKind::IgnoreNextPing,
@@ -480,6 +549,7 @@ fn expected_id(kind: BusCommandKind) -> Option<u8> {
     match kind {
         BusCommandKind::SendChanges | BusCommandKind::RepeatChanges => Some(0x85),
         BusCommandKind::SendBoard => Some(0x83),
+        BusCommandKind::SendClock => Some(0x84),
         BusCommandKind::SendVersion => Some(0x89),
         BusCommandKind::Ping | BusCommandKind::IgnoreNextPing => Some(0x87),
         _ => None,
@@ -491,7 +561,7 @@ mod tests {
     use std::collections::HashMap;
 
     use boardcast_protocol::RawBoard;
-    use boardcast_simulator::{BusBoardConfig, BusChain, Identity, Script, SimConfig};
+    use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Identity, Script, SimConfig};
 
     use super::*;
 
@@ -512,6 +582,11 @@ mod tests {
                         identity: Some(Identity {
                             serial: format!("{:05}", 1025 + i),
                             ..Identity::new(false)
+                        }),
+                        // The second board has a clock.
+                        clock: (i == 1).then(|| ClockConfig {
+                            initial: Duration::from_secs(300),
+                            ..ClockConfig::default()
                         }),
                         ..SimConfig::default()
                     },
@@ -576,6 +651,41 @@ mod tests {
                 }
             }
             now += Duration::from_millis(1);
+        }
+    }
+
+    #[test]
+    fn clocks_are_read_once_a_second_and_boards_without_one_rarely() {
+        let mut chain = chain(0.0, None);
+        let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
+        let mut asked: HashMap<u16, usize> = HashMap::new();
+        let mut readings: HashMap<u16, Vec<boardcast_protocol::ClockTimes>> = HashMap::new();
+        let mut now = Duration::ZERO;
+        while now < Duration::from_secs(21) {
+            session.tick(now);
+            while let Some(cmd) = session.poll_transmit() {
+                if cmd.kind == BusCommandKind::SendClock {
+                    *asked.entry(cmd.address.value()).or_default() += 1;
+                }
+                chain.receive(&cmd.encode(), now);
+            }
+            session.on_bytes(&chain.advance(now), now);
+            while let Some(event) = session.poll_event() {
+                if let BusEvent::Message(address, Message::ClockTime(times)) = event {
+                    readings.entry(address.value()).or_default().push(times);
+                }
+            }
+            now += Duration::from_millis(1);
+        }
+        // Board 1026 has a clock: about one reading a second once found (at ~1.4 s).
+        let clocked = &readings[&1026];
+        assert!((17..=21).contains(&clocked.len()), "{}", clocked.len());
+        assert!(clocked.iter().all(|t| !t.status.no_clock()));
+        assert!(clocked.iter().any(|t| t.status.running()));
+        // The others say they have none, and are asked every 5 s.
+        for address in [1025, 1027] {
+            assert!(readings[&address].iter().all(|t| t.status.no_clock()));
+            assert!((3..=5).contains(&asked[&address]), "{address}: {asked:?}");
         }
     }
 
