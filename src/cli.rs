@@ -44,8 +44,8 @@ pub struct RunArgs {
     #[arg(long = "port", value_name = "PATH")]
     pub ports: Vec<PathBuf>,
     /// Serial port of a chain of older DGT boards in bus mode (repeat for several
-    /// chains). The boards are found by ping and take the next free board numbers, in
-    /// the order they answer.
+    /// chains). The boards are found by ping and take the numbers the config file gives
+    /// their serial numbers, or else the next free board numbers, in the order they answer.
     #[arg(long = "bus", value_name = "PATH")]
     pub bus: Vec<PathBuf>,
     /// Pick up DGT boards as they are plugged in; each gets the next free board number
@@ -71,8 +71,8 @@ pub struct RunArgs {
     /// Inference settings.
     #[command(flatten)]
     pub inference: InferenceArgs,
-    /// Keep each board's raw serial traffic, with timestamps, in a file in this directory
-    /// (`boardcast replay FILE` re-runs it).
+    /// Keep each board's raw serial traffic, with timestamps, in a file in this directory,
+    /// and each bus line's in one file (`boardcast replay FILE` re-runs it).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
     /// Journal every board's moves and inputs in this directory (fsync'd at each move),

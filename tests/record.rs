@@ -12,7 +12,7 @@ const MOVES: [&str; 14] = [
 ];
 
 /// The SAN moves of a PGN's movetext (comments, numbers and the result left out).
-fn sans(pgn: &str) -> Vec<String> {
+pub(crate) fn sans(pgn: &str) -> Vec<String> {
     let movetext = pgn.split("\n\n").nth(1).unwrap_or_default();
     let mut out = Vec::new();
     let mut in_comment = false;
