@@ -212,6 +212,7 @@ mod tests {
                     script: Script::from_fen_and_san(None, moves).expect("script"),
                     checksum_faults: 0.1,
                     silent_after: None,
+                    switched_on_at: None,
                 })
                 .collect(),
         )

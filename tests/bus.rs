@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::games::{decided_result, expected_sans};
 use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use crate::http_harness::{Daemon, TOKEN, send_json};
 use crate::record::sans;
 use boardcast_simulator::{
     BusBoardConfig, BusPty, ClockConfig, Identity, Plug, Script, SimConfig, Source,
@@ -75,6 +76,7 @@ fn a_chain_of_boards_on_one_port_is_recorded_exactly_and_a_silent_board_stops_no
             script: script.clone(),
             checksum_faults: FAULTS,
             silent_after: (i == silent).then_some(Duration::from_secs(8)),
+            switched_on_at: None,
         })
         .collect();
     let chain = spawn_bus_on_pty(configs).expect("simulated chain");
@@ -182,7 +184,12 @@ const OPENINGS: [[&str; 16]; 2] = [
 /// A chain of boards with serial numbers `serials`, board i playing `OPENINGS[i % 2]`;
 /// the boards listed in `clocks` have a DGT clock (White on the right).
 fn chain_of(serials: &[&str], clocks: &[usize]) -> BusPty {
-    let configs = serials
+    spawn_bus_on_pty(configs_of(serials, clocks)).expect("simulated chain")
+}
+
+/// The boards of `chain_of`.
+fn configs_of(serials: &[&str], clocks: &[usize]) -> Vec<BusBoardConfig> {
+    serials
         .iter()
         .enumerate()
         .map(|(i, serial)| BusBoardConfig {
@@ -204,9 +211,9 @@ fn chain_of(serials: &[&str], clocks: &[usize]) -> BusPty {
             script: Script::from_fen_and_san(None, &OPENINGS[i % 2]).expect("opening"),
             checksum_faults: FAULTS,
             silent_after: None,
+            switched_on_at: None,
         })
-        .collect();
-    spawn_bus_on_pty(configs).expect("simulated chain")
+        .collect()
 }
 
 /// Whether `got` is the start of `game`.
@@ -519,14 +526,62 @@ fn bus_boards_listed_by_serial_in_the_config_take_their_numbers_and_players() {
             pgn.contains(&format!("[Round \"5.{}\"]", i + 1))
                 && pgn.contains(&format!("[White \"{white}\"]"))
         };
-        (boards.len() == 3 && tags(0, "Ann") && tags(1, "Bob") && tags(2, "?")).then_some(boards)
+        let responding = boards.iter().all(|b| b["connection"] == "responding");
+        (boards.len() == 3 && tags(0, "Ann") && tags(1, "Bob") && tags(2, "?") && responding)
+            .then_some(boards)
     })
     .unwrap_or_else(|| panic!("{:?}\n{}", read_status(&status), daemon.stderr_so_far()));
     let serials: Vec<&str> = placed.iter().filter_map(|b| b["serial"].as_str()).collect();
     assert_eq!(serials, ["01026", "01025", "01027"]);
-    assert!(
-        placed.iter().all(|b| b["connection"] == "responding"),
-        "{placed:?}"
-    );
     chain.stop();
+}
+
+#[test]
+fn a_bus_board_switched_on_late_is_tagged_from_the_round_as_it_stands() {
+    let dir = scratch("bus-late");
+    let mut configs = configs_of(&["01025", "01026", "01027"], &[]);
+    configs[2].switched_on_at = Some(Duration::from_secs(3));
+    let chain = spawn_bus_on_pty(configs).expect("simulated chain");
+    let status = dir.join("status.json");
+    let bus = chain.path().display().to_string();
+    let status_arg = status.display().to_string();
+    let mut daemon = Daemon::start(&[], &["--bus", &bus, "--status-file", &status_arg]);
+    let round_tag = |id: usize| {
+        let s = read_status(&status)?;
+        let pgn = s["boards"].as_array()?.get(id - 1)?["game"]["pgn"]
+            .as_str()?
+            .to_string();
+        let start = pgn.find("[Round \"")? + 8;
+        Some(pgn[start..].split('"').next()?.to_string())
+    };
+    poll(Duration::from_secs(20), || {
+        (round_tag(1)? == "1.1" && round_tag(2)? == "1.2").then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "{:?}\n{}",
+            read_status(&status),
+            daemon.running.stderr_so_far()
+        )
+    });
+    // The arbiter corrects the round before the third board is switched on.
+    let (code, body) = send_json(
+        "PUT",
+        &format!("{}/api/round", daemon.base),
+        Some(TOKEN),
+        &serde_json::json!({"round": "9"}),
+    );
+    assert_eq!(code, 200, "{body}");
+    let late = poll(Duration::from_secs(30), || {
+        let s = read_status(&status)?;
+        let third = s["boards"].as_array()?.get(2)?.clone();
+        (third["serial"] == "01027" && round_tag(3)? == "9.3").then_some(())
+    });
+    assert!(
+        late.is_some(),
+        "board 3 tagged {:?}\n{}",
+        round_tag(3),
+        daemon.running.stderr_so_far()
+    );
+    assert_eq!(round_tag(1).as_deref(), Some("9.1"));
 }

@@ -55,6 +55,9 @@ pub struct BusBoardConfig {
     pub checksum_faults: f64,
     /// Stop answering anything this long after the first poll (the game goes on).
     pub silent_after: Option<Duration>,
+    /// Switched on this long after the chain started: before that it hears and
+    /// answers nothing, like a board still off (then a later broadcast ping finds it).
+    pub switched_on_at: Option<Duration>,
 }
 
 /// One virtual board in bus mode.
@@ -76,6 +79,7 @@ pub struct BusBoard {
     rng: Rng,
     checksum_faults: f64,
     silent_after: Option<Duration>,
+    switched_on_at: Duration,
     first_poll: Option<Duration>,
     busy_until: Duration,
 }
@@ -108,6 +112,7 @@ impl BusBoard {
             rng,
             checksum_faults: config.checksum_faults.clamp(0.0, 1.0),
             silent_after: config.silent_after,
+            switched_on_at: config.switched_on_at.unwrap_or_default(),
             first_poll: None,
             busy_until: Duration::ZERO,
         }
@@ -136,7 +141,7 @@ impl BusBoard {
     /// Host bytes (the whole line's traffic) arrived at `now`.
     pub fn receive(&mut self, bytes: &[u8], now: Duration) {
         self.collect(now);
-        if self.is_silent(now) {
+        if self.is_silent(now) || now < self.switched_on_at {
             return;
         }
         self.decoder.feed(bytes);
@@ -520,6 +525,7 @@ mod tests {
             script,
             checksum_faults: faults,
             silent_after: None,
+            switched_on_at: None,
         })
     }
 
@@ -667,5 +673,13 @@ mod tests {
         assert_eq!(replies(&mut chain, ms(10)).len(), 1);
         ask(&mut chain, BusCommandKind::SendChanges, 1026, ms(200));
         assert!(replies(&mut chain, ms(300)).is_empty());
+        // A board switched on late answers nothing before, like one still off.
+        let mut late = board("01027", 0.0);
+        late.switched_on_at = ms(500);
+        let mut chain = BusChain { boards: vec![late] };
+        ask(&mut chain, BusCommandKind::SendVersion, 1027, ms(0));
+        assert!(replies(&mut chain, ms(100)).is_empty());
+        ask(&mut chain, BusCommandKind::SendVersion, 1027, ms(600));
+        assert_eq!(replies(&mut chain, ms(700)).len(), 1);
     }
 }

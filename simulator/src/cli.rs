@@ -257,6 +257,7 @@ impl SimulateArgs {
                     script,
                     checksum_faults: self.bus_faults,
                     silent_after: silent.then(|| Duration::from_secs(self.bus_silent_after)),
+                    switched_on_at: None,
                 })
             })
             .collect()

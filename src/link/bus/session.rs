@@ -593,6 +593,7 @@ mod tests {
                     script: Script::from_fen_and_san(None, moves).expect("script"),
                     checksum_faults: faults,
                     silent_after: silent.filter(|(b, _)| *b == i).map(|(_, t)| t),
+                    switched_on_at: None,
                 })
                 .collect(),
         )
