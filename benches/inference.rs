@@ -2,8 +2,9 @@
 //!
 //! The observation stream is recorded once: every corpus game is played by the simulator
 //! (realistic mix of handling styles, noise 0.1 — the corpus test's `realistic` variant)
-//! through the decoder and the mirror, and each mirror change becomes a (board, now)
-//! step; the engine's timer calls (`tick` at its deadlines) are recorded as steps too.
+//! through the decoder and the mirror (`boardcast::simulated::SimulatedBoard`), and each
+//! board the engine is shown becomes a (board, now) step; the engine's timer calls (`tick`
+//! at its deadlines) are recorded as steps too.
 //! Only the engine consuming that stream is timed: `observe` per board change, `tick` at
 //! the recorded times, events drained as the daemon does.
 //!
@@ -22,10 +23,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use boardcast::board::BoardCore;
 use boardcast::game::GameRecord;
 use boardcast::inference::{Engine, EngineConfig};
-use boardcast::mirror::Mirror;
-use boardcast_protocol::{Command, Decoded, Decoder, Message, RawBoard};
+use boardcast::simulated::{Progress, Seen, SimulatedBoard};
+use boardcast_protocol::RawBoard;
 use boardcast_simulator::codes::Physical;
 use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
 use criterion::{Criterion, Throughput};
@@ -126,7 +128,8 @@ fn load_scripts() -> Vec<Script> {
     per_file.into_iter().flatten().collect()
 }
 
-/// Plays one game through simulator → decoder → mirror → engine and records the steps.
+/// Plays one game through simulator → decoder → mirror → engine (the library's
+/// `SimulatedBoard`, as the soak bench runs it) and records the steps.
 fn record(script: &Script, seed: u64) -> GameStream {
     let config = SimConfig {
         seed,
@@ -134,52 +137,33 @@ fn record(script: &Script, seed: u64) -> GameStream {
         noise: Noise::all(0.1),
         ..SimConfig::default()
     };
-    let mut sim = Simulation::new(config, script.clone());
-    let mut decoder = Decoder::new();
-    let mut mirror = Mirror::default();
-    let mut engine = Engine::new(EngineConfig::default());
+    let sim = Simulation::new(config, script.clone());
+    let core = BoardCore::new(EngineConfig::default());
+    let mut run = SimulatedBoard::new(sim, core, Duration::ZERO);
     let mut steps = Vec::new();
     let mut observations = 0;
-    let mut now = Duration::ZERO;
-    let mut init = Vec::new();
-    Command::SendUpdateNice.encode_into(&mut init);
-    Command::SendBoard.encode_into(&mut init);
-    sim.receive(&init, now);
-    for _ in 0..10_000_000 {
-        decoder.feed(&sim.advance(now));
-        while let Some(decoded) = decoder.poll() {
-            let Decoded::Message(message) = decoded else {
-                continue;
-            };
-            let changed = mirror.apply(&message);
-            if mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
-                engine.observe(mirror.board(), now);
+    loop {
+        let progress = run.step(Duration::MAX, &mut |now, seen| match seen {
+            Seen::Observed(board) => {
                 steps.push(Step {
                     now,
-                    board: Some(*mirror.board()),
+                    board: Some(*board),
                 });
                 observations += 1;
             }
+            Seen::Ticked => steps.push(Step { now, board: None }),
+            Seen::Event(_) | Seen::Report(_) => {}
+        });
+        match progress {
+            Progress::Running => {}
+            Progress::Finished => break,
+            Progress::Stuck(why) => panic!("game with seed {seed:#x} stuck: {why}"),
         }
-        if engine.next_deadline().is_some_and(|at| at <= now) {
-            engine.tick(now);
-            steps.push(Step { now, board: None });
-        }
-        while engine.poll_event().is_some() {}
-        while sim.poll_report().is_some() {}
-        let deadline = engine.next_deadline();
-        if sim.is_finished() && deadline.is_none() {
-            break;
-        }
-        let Some(next) = [sim.next_wakeup(), deadline].into_iter().flatten().min() else {
-            break;
-        };
-        now = next.max(now);
     }
     GameStream {
         steps,
         observations,
-        sans: engine.game().sans(),
+        sans: run.core().game().sans(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! End-of-game conditions of the Laws (Art. 9–10 and the current automatic draws).
 
-use shakmaty::{Chess, KnownOutcome, Position};
+use shakmaty::{Chess, KnownOutcome, Move, Position};
 
 /// Why a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,16 +66,19 @@ impl Status {
     }
 }
 
-/// Evaluates `pos`, reached for the `repetitions`-th time in its game.
+/// Evaluates `pos`, whose legal moves are `legal`, reached for the `repetitions`-th time
+/// in its game.
 ///
 /// Checkmate is tested first: a mating move ends the game even if it also completes a
 /// fivefold repetition or the 75th move (Art. 9.6 of the current Laws).
-pub(crate) fn evaluate(pos: &Chess, repetitions: usize) -> Status {
+pub(crate) fn evaluate(pos: &Chess, legal: &[Move], repetitions: usize) -> Status {
     let ended = |outcome, termination| Status::Ended {
         outcome,
         termination,
     };
-    if pos.is_checkmate() {
+    // shakmaty's `is_checkmate` and `is_stalemate`, with the legal moves already known.
+    let check = pos.is_check();
+    if check && legal.is_empty() {
         return ended(
             KnownOutcome::Decisive {
                 winner: !pos.turn(),
@@ -83,7 +86,7 @@ pub(crate) fn evaluate(pos: &Chess, repetitions: usize) -> Status {
             Termination::Checkmate,
         );
     }
-    if pos.is_stalemate() {
+    if !check && legal.is_empty() {
         return ended(KnownOutcome::Draw, Termination::Stalemate);
     }
     if pos.is_insufficient_material() {
@@ -113,11 +116,15 @@ mod tests {
             .unwrap()
     }
 
+    fn verdict(pos: &Chess, repetitions: usize) -> Status {
+        evaluate(pos, &pos.legal_moves(), repetitions)
+    }
+
     #[test]
     fn checkmate_stalemate_and_dead_positions() {
         let mate = pos("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1");
         assert_eq!(
-            evaluate(&mate, 1),
+            verdict(&mate, 1),
             Status::Ended {
                 outcome: KnownOutcome::Decisive {
                     winner: Color::White
@@ -127,7 +134,7 @@ mod tests {
         );
         let stale = pos("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
         assert!(matches!(
-            evaluate(&stale, 1),
+            verdict(&stale, 1),
             Status::Ended {
                 termination: Termination::Stalemate,
                 ..
@@ -141,7 +148,7 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    evaluate(&pos(dead), 1),
+                    verdict(&pos(dead), 1),
                     Status::Ended {
                         termination: Termination::DeadPosition,
                         ..
@@ -152,26 +159,26 @@ mod tests {
         }
         // Bishops on squares of different colours can still mate.
         let alive = pos("8/3b4/4k3/8/8/3KB3/8/8 w - - 0 1");
-        assert!(!evaluate(&alive, 1).is_over());
+        assert!(!verdict(&alive, 1).is_over());
     }
 
     #[test]
     fn repetition_and_move_counts() {
         let p = pos("r3k3/8/8/8/8/8/8/4K2R w - - 0 1");
-        assert_eq!(evaluate(&p, 2), Status::InPlay(DrawClaims::default()));
-        assert!(matches!(evaluate(&p, 3), Status::InPlay(c) if c.threefold_repetition));
+        assert_eq!(verdict(&p, 2), Status::InPlay(DrawClaims::default()));
+        assert!(matches!(verdict(&p, 3), Status::InPlay(c) if c.threefold_repetition));
         assert!(matches!(
-            evaluate(&p, 5),
+            verdict(&p, 5),
             Status::Ended {
                 termination: Termination::FivefoldRepetition,
                 ..
             }
         ));
         let fifty = pos("r3k3/8/8/8/8/8/8/4K2R w - - 100 80");
-        assert!(matches!(evaluate(&fifty, 1), Status::InPlay(c) if c.fifty_moves));
+        assert!(matches!(verdict(&fifty, 1), Status::InPlay(c) if c.fifty_moves));
         let seventy_five = pos("r3k3/8/8/8/8/8/8/4K2R w - - 150 100");
         assert!(matches!(
-            evaluate(&seventy_five, 1),
+            verdict(&seventy_five, 1),
             Status::Ended {
                 termination: Termination::SeventyFiveMoves,
                 ..

@@ -1,8 +1,13 @@
 //! The game record: start position, moves with SAN, comments and the result.
 
+use std::borrow::Cow;
+
 use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, Position, fen::Fen, san::SanPlus,
-    uci::UciMove, zobrist::Zobrist64,
+    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, Position,
+    fen::Fen,
+    san::{San, SanPlus, Suffix},
+    uci::UciMove,
+    zobrist::Zobrist64,
 };
 
 use super::outcome::{Status, Termination, evaluate};
@@ -34,11 +39,21 @@ pub struct RecordedMove {
 /// Positions are kept for every ply, so retracting moves and recognising an earlier
 /// position are cheap; repetition keys use shakmaty's `EnPassantMode::Legal`, so an en
 /// passant right counts only where the capture is really possible (Art. 10.10).
+///
+/// What the inference engine asks after every move is computed once, when the position
+/// is reached: its verdict under the Laws, and the legal moves of the current position
+/// and of the one before it (a correction replaces the last move).
 #[derive(Clone, Debug)]
 pub struct GameRecord {
     tags: Vec<(String, String)>,
     positions: Vec<Chess>,
     keys: Vec<Zobrist64>,
+    /// The status of each position from the board alone (no signalled result).
+    verdicts: Vec<Status>,
+    /// The legal moves of the current position.
+    legal: Vec<Move>,
+    /// The legal moves of the position before it, when known (not after a retraction).
+    legal_before: Option<Vec<Move>>,
     moves: Vec<RecordedMove>,
     preface: Vec<String>,
     signalled: Option<(KnownOutcome, Termination)>,
@@ -67,12 +82,16 @@ impl GameRecord {
 
     /// A game from any legal position (a set-up position when it is not the start).
     pub fn from_position(start: Chess) -> Self {
+        let legal = start.legal_moves();
         GameRecord {
             tags: ROSTER
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             keys: vec![start.zobrist_hash(EnPassantMode::Legal)],
+            verdicts: vec![evaluate(&start, &legal, 1)],
+            legal: legal.to_vec(),
+            legal_before: None,
             positions: vec![start],
             moves: Vec::new(),
             preface: Vec::new(),
@@ -141,10 +160,24 @@ impl GameRecord {
                 mv.to_uci(CastlingMode::Standard).to_string(),
             ));
         }
+        let san = San::from_move(pos, mv);
         let mut next = pos.clone();
-        let san = SanPlus::from_move_and_play_unchecked(&mut next, mv);
-        self.keys.push(next.zobrist_hash(EnPassantMode::Legal));
+        next.play_unchecked(mv);
+        let legal = next.legal_moves();
+        let san = SanPlus {
+            san,
+            suffix: suffix(&next, || legal.is_empty()),
+        };
+        let key = next.zobrist_hash(EnPassantMode::Legal);
+        self.keys.push(key);
+        let repetitions = self.keys.iter().filter(|k| **k == key).count();
+        self.verdicts.push(evaluate(&next, &legal, repetitions));
         self.positions.push(next);
+        // The buffer of the position two moves back is reused.
+        let mut before = self.legal_before.take().unwrap_or_default();
+        before.clear();
+        before.extend_from_slice(&legal);
+        self.legal_before = Some(std::mem::replace(&mut self.legal, before));
         self.moves.push(RecordedMove {
             mv,
             san,
@@ -176,18 +209,37 @@ impl GameRecord {
 
     /// Retracts the last move.
     pub fn pop(&mut self) -> Option<RecordedMove> {
-        let mv = self.moves.pop()?;
-        self.positions.pop();
-        self.keys.pop();
-        Some(mv)
+        let ply = self.moves.len().checked_sub(1)?;
+        self.truncate(ply).pop()
     }
 
     /// Retracts moves until `ply` remain; returns the retracted moves, oldest first.
     pub fn truncate(&mut self, ply: usize) -> Vec<RecordedMove> {
         let ply = ply.min(self.moves.len());
-        self.positions.truncate(ply + 1);
-        self.keys.truncate(ply + 1);
+        if ply < self.moves.len() {
+            self.positions.truncate(ply + 1);
+            self.keys.truncate(ply + 1);
+            self.verdicts.truncate(ply + 1);
+            self.legal = self.position().legal_moves().to_vec();
+            self.legal_before = None;
+        }
         self.moves.split_off(ply)
+    }
+
+    /// The legal moves of the current position.
+    pub fn legal_moves(&self) -> &[Move] {
+        &self.legal
+    }
+
+    /// The legal moves of the position after `ply` moves (0 = start): kept for the
+    /// current position and usually for the one before it, generated for the others.
+    pub fn legal_moves_at(&self, ply: usize) -> Option<Cow<'_, [Move]>> {
+        let current = self.moves.len();
+        match (current.checked_sub(ply), &self.legal_before) {
+            (Some(0), _) => Some(Cow::Borrowed(&self.legal)),
+            (Some(1), Some(before)) => Some(Cow::Borrowed(before)),
+            _ => Some(Cow::Owned(self.position_at(ply)?.legal_moves().to_vec())),
+        }
     }
 
     /// Replaces the move at `ply` (1-based) by `mv` and replays the later moves by their
@@ -281,7 +333,10 @@ impl GameRecord {
     /// The game's state under the Laws; a signalled result takes precedence only when
     /// the board itself has not already ended the game.
     pub fn status(&self) -> Status {
-        let on_board = evaluate(self.position(), self.repetitions());
+        let on_board = *self
+            .verdicts
+            .last()
+            .expect("a record always holds its start position's verdict");
         match (on_board, self.signalled) {
             (Status::InPlay(_), Some((outcome, termination))) => Status::Ended {
                 outcome,
@@ -295,6 +350,30 @@ impl GameRecord {
     pub fn is_over(&self) -> bool {
         self.status().is_over()
     }
+}
+
+/// The check or mate sign of the move that led to `after`; `no_legal_moves` is only asked
+/// in check. Equal to shakmaty's `Suffix::from_position`, which asks for the game's
+/// outcome and so generates the legal moves after every move.
+fn suffix(after: &Chess, no_legal_moves: impl FnOnce() -> bool) -> Option<Suffix> {
+    if !after.is_check() {
+        None
+    } else if no_legal_moves() {
+        Some(Suffix::Checkmate)
+    } else {
+        Some(Suffix::Check)
+    }
+}
+
+/// The SAN of `mv`, a legal move in `pos`, with its check or mate sign: the same as
+/// shakmaty's `SanPlus::from_move`, but the legal moves after the move are generated
+/// only when it gives check.
+pub fn san_plus(pos: &Chess, mv: Move) -> SanPlus {
+    let san = San::from_move(pos, mv);
+    let mut after = pos.clone();
+    after.play_unchecked(mv);
+    let suffix = suffix(&after, || after.legal_moves().is_empty());
+    SanPlus { san, suffix }
 }
 
 #[cfg(test)]
@@ -315,6 +394,47 @@ mod tests {
         let retracted = g.truncate(2);
         assert_eq!(retracted.len(), 2);
         assert_eq!(g.sans(), ["e4", "e5"]);
+    }
+
+    #[test]
+    fn kept_legal_moves_verdicts_and_san_match_shakmaty() {
+        let check = |g: &GameRecord| {
+            for ply in 0..=g.ply_count() {
+                let pos = g.position_at(ply).unwrap();
+                let moves = g.legal_moves_at(ply).unwrap();
+                assert_eq!(moves.as_ref(), pos.legal_moves().as_slice(), "ply {ply}");
+                for &mv in moves.iter() {
+                    assert_eq!(san_plus(pos, mv), SanPlus::from_move(pos.clone(), mv));
+                }
+            }
+            assert_eq!(g.legal_moves(), g.position().legal_moves().as_slice());
+            let on_board = evaluate(g.position(), &g.position().legal_moves(), g.repetitions());
+            assert_eq!(g.status(), on_board);
+        };
+        // Checks, a capture, castling and a mate.
+        let mut g = GameRecord::new();
+        check(&g);
+        for san in ["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6", "Qxf7#"] {
+            g.push_san(san).unwrap();
+            check(&g);
+        }
+        assert_eq!(g.moves().last().unwrap().san.to_string(), "Qxf7#");
+        assert!(g.is_over());
+        g.pop();
+        check(&g);
+        g.truncate(3);
+        check(&g);
+        for san in ["Nf6", "Nf3", "Bc5", "O-O", "Nxe4", "Re1"] {
+            g.push_san(san).unwrap();
+            check(&g);
+        }
+        let e6 = "e7e6"
+            .parse::<UciMove>()
+            .unwrap()
+            .to_move(g.position_at(1).unwrap());
+        g.replace(2, e6.unwrap()).unwrap();
+        assert_eq!(g.sans()[1], "e6");
+        check(&g);
     }
 
     #[test]

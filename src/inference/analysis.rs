@@ -346,7 +346,8 @@ impl Engine {
         }
         let pos = alt.position().clone();
         let expected = from_board(pos.board(), occupancy);
-        let replies = Candidates::build(&expected, &pos, alt.is_over(), None, None, occupancy);
+        let current = (&pos, alt.legal_moves());
+        let replies = Candidates::build(&expected, current, alt.is_over(), None, None, occupancy);
         let changed = diff(&self.observed, &expected);
         let Match::One(i) = replies.find(&self.observed, changed, |c| self.landed(c)) else {
             return false;

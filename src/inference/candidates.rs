@@ -1,9 +1,10 @@
 //! The boards that legal moves lead to, computed once per position so that each
 //! observation is matched with a mask compare per move instead of move generation.
 
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square, san::SanPlus};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
 
-use super::codes::{Codes, EMPTY, UNKNOWN, after_move, diff, diff_on, normalize, piece_code};
+use super::codes::{Codes, EMPTY, UNKNOWN, diff, move_effect, normalize, piece_code};
+use crate::game::san_plus;
 
 /// Which position a candidate move is played from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,31 +71,38 @@ pub(crate) struct Candidates {
 }
 
 impl Candidates {
-    /// Candidates from `current` (unless `frozen`, after the game ended), from
-    /// `other_turn`, and corrections of `last` played from `previous`.
+    /// Candidates from `current` with its legal moves (unless `frozen`, after the game
+    /// ended), from `other_turn`, and corrections of `last` played from `previous` with
+    /// its legal moves.
     pub fn build(
         expected: &Codes,
-        current: &Chess,
+        current: (&Chess, &[Move]),
         frozen: bool,
         other_turn: Option<Chess>,
-        previous: Option<(Chess, Move)>,
+        previous: Option<(Chess, Move, &[Move])>,
         occupancy_only: bool,
     ) -> Self {
-        let mut list = Vec::with_capacity(64);
-        let mut add = |pos: &Chess, base: &Codes, origin: Origin, skip: Option<Move>| {
+        let previous_moves = previous.as_ref().map_or(0, |(_, _, moves)| moves.len());
+        let mut list = Vec::with_capacity(current.1.len() + previous_moves);
+        let mut add = |pos: &Chess, moves: &[Move], base: &Codes, origin: Origin, skip| {
             // A candidate differs from the expected board only where its base does or
             // where the move changed something, so only those squares are compared.
             let base_diff = diff(base, expected);
-            for mv in pos.legal_moves() {
+            for &mv in moves {
                 if Some(mv) == skip {
                     continue;
                 }
-                let (board, touched) = after_move(base, mv, pos.turn(), occupancy_only);
-                let touched = touched | base_diff;
-                let changed = diff_on(&board, expected, touched);
+                let effect = move_effect(mv, pos.turn(), occupancy_only);
+                let touched = effect.squares() | base_diff;
+                // The board after the move: its codes where it wrote, the base's elsewhere.
+                let after = |sq: Square| effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
+                let changed: Bitboard = touched
+                    .into_iter()
+                    .filter(|&sq| after(sq) != expected[sq.to_usize()])
+                    .collect();
                 let mut values = [UNKNOWN; 8];
                 for (slot, sq) in values.iter_mut().zip(changed) {
-                    *slot = board[sq.to_usize()];
+                    *slot = after(sq);
                 }
                 list.push(Candidate {
                     origin,
@@ -107,14 +115,14 @@ impl Candidates {
             }
         };
         if !frozen {
-            add(current, expected, Origin::Current, None);
+            add(current.0, current.1, expected, Origin::Current, None);
         }
         if let Some(pos) = &other_turn {
-            add(pos, expected, Origin::OtherTurn, None);
+            add(pos, &pos.legal_moves(), expected, Origin::OtherTurn, None);
         }
-        let previous = previous.map(|(pos, last)| {
+        let previous = previous.map(|(pos, last, moves)| {
             let base = super::codes::from_board(pos.board(), occupancy_only);
-            add(&pos, &base, Origin::Correction, Some(last));
+            add(&pos, moves, &base, Origin::Correction, Some(last));
             pos
         });
         Candidates {
@@ -198,7 +206,7 @@ impl Candidates {
     /// The SAN of a candidate.
     pub fn san(&self, index: usize, current: &Chess) -> String {
         self.get(index)
-            .map(|c| SanPlus::from_move(self.position_of(c, current).clone(), c.mv).to_string())
+            .map(|c| san_plus(self.position_of(c, current), c.mv).to_string())
             .unwrap_or_default()
     }
 
@@ -229,7 +237,14 @@ mod tests {
             .into_position(CastlingMode::Standard)
             .unwrap();
         let expected = from_board(pos.board(), occupancy);
-        let c = Candidates::build(&expected, &pos, false, None, None, occupancy);
+        let c = Candidates::build(
+            &expected,
+            (&pos, &pos.legal_moves()),
+            false,
+            None,
+            None,
+            occupancy,
+        );
         (pos, expected, c)
     }
 

@@ -77,17 +77,40 @@ pub(crate) fn from_hardware(raw: &[u8; 64], rotated: bool, occupancy_only: bool)
 /// The codes of a shakmaty board.
 pub(crate) fn from_board(board: &Board, occupancy_only: bool) -> Codes {
     let mut out = [EMPTY; 64];
-    for (sq, piece) in board {
-        out[sq.to_usize()] = normalize(piece_code(piece), occupancy_only);
+    // One bitboard per piece kind: cheaper than asking each occupied square its piece.
+    for color in Color::ALL {
+        for role in Role::ALL {
+            let piece = role.of(color);
+            let code = normalize(piece_code(piece), occupancy_only);
+            for sq in board.by_piece(piece) {
+                out[sq.to_usize()] = code;
+            }
+        }
     }
     out
+}
+
+/// One bit per byte of `x` that is not zero (bit i for byte i, little-endian).
+fn nonzero_bytes(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // The high bit of each byte is set when the byte is not zero (no carry crosses bytes).
+    let high = (((x & LOW7) + LOW7) | x) & !LOW7;
+    // Gathers the eight high bits into the top byte.
+    (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// The eight codes of rank `rank` as one word (file a in the lowest byte).
+fn rank_word(codes: &Codes, rank: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&codes[rank * 8..rank * 8 + 8]);
+    u64::from_le_bytes(bytes)
 }
 
 /// The squares `codes` show occupied.
 pub(crate) fn occupied(codes: &Codes) -> Bitboard {
     let mut mask = 0u64;
-    for (i, &c) in codes.iter().enumerate() {
-        mask |= u64::from(c != EMPTY) << i;
+    for rank in 0..8 {
+        mask |= nonzero_bytes(rank_word(codes, rank)) << (rank * 8);
     }
     Bitboard(mask)
 }
@@ -104,20 +127,55 @@ pub(crate) fn shows(
     occupied == board.occupied() && from_board(board, occupancy_only) == *codes
 }
 
-/// The board after `mv` by `color`, computed from the squares the move touches only,
-/// and those squares.
-pub(crate) fn after_move(
-    before: &Codes,
-    mv: Move,
-    color: Color,
-    occupancy_only: bool,
-) -> (Codes, Bitboard) {
-    let mut out = *before;
-    let mut touched = Bitboard::EMPTY;
-    let mut set = |sq: Square, code: u8| {
-        out[sq.to_usize()] = code;
-        touched.add(sq);
-    };
+/// What a move does to a board: the codes it writes on the squares it changes, in order
+/// (a later write to the same square wins). At most four squares (castling).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Effect {
+    writes: [(Square, u8); 4],
+    len: usize,
+    squares: Bitboard,
+}
+
+impl Effect {
+    fn new() -> Self {
+        Effect {
+            writes: [(Square::A1, EMPTY); 4],
+            len: 0,
+            squares: Bitboard::EMPTY,
+        }
+    }
+
+    fn set(&mut self, sq: Square, code: u8) {
+        self.writes[self.len] = (sq, code);
+        self.len += 1;
+        self.squares.add(sq);
+    }
+
+    /// The squares the move changes.
+    pub fn squares(&self) -> Bitboard {
+        self.squares
+    }
+
+    /// The code the move leaves on `sq`, if it changes that square.
+    pub fn code_on(&self, sq: Square) -> Option<u8> {
+        self.writes[..self.len]
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == sq)
+            .map(|(_, code)| *code)
+    }
+
+    /// Plays the move on `codes`.
+    pub fn apply(&self, codes: &mut Codes) {
+        for &(sq, code) in &self.writes[..self.len] {
+            codes[sq.to_usize()] = code;
+        }
+    }
+}
+
+/// What `mv` by `color` does to a board, from the squares the move touches only.
+pub(crate) fn move_effect(mv: Move, color: Color, occupancy_only: bool) -> Effect {
+    let mut effect = Effect::new();
     let code = |role: Role| normalize(piece_code(role.of(color)), occupancy_only);
     match mv {
         Move::Normal {
@@ -127,44 +185,32 @@ pub(crate) fn after_move(
             promotion,
             ..
         } => {
-            set(from, EMPTY);
-            set(to, code(promotion.unwrap_or(role)));
+            effect.set(from, EMPTY);
+            effect.set(to, code(promotion.unwrap_or(role)));
         }
         Move::EnPassant { from, to } => {
-            set(from, EMPTY);
-            set(Square::from_coords(to.file(), from.rank()), EMPTY);
-            set(to, code(Role::Pawn));
+            effect.set(from, EMPTY);
+            effect.set(Square::from_coords(to.file(), from.rank()), EMPTY);
+            effect.set(to, code(Role::Pawn));
         }
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(king < rook);
-            set(king, EMPTY);
-            set(rook, EMPTY);
-            set(side.king_to(color), code(Role::King));
-            set(side.rook_to(color), code(Role::Rook));
+            effect.set(king, EMPTY);
+            effect.set(rook, EMPTY);
+            effect.set(side.king_to(color), code(Role::King));
+            effect.set(side.rook_to(color), code(Role::Rook));
         }
-        Move::Put { role, to } => set(to, code(role)),
+        Move::Put { role, to } => effect.set(to, code(role)),
     }
-    (out, touched)
+    effect
 }
 
-/// The squares of `among` on which two boards differ.
-pub(crate) fn diff_on(a: &Codes, b: &Codes, among: Bitboard) -> Bitboard {
-    among
-        .into_iter()
-        .filter(|sq| a[sq.to_usize()] != b[sq.to_usize()])
-        .collect()
-}
-
-/// Squares on which two boards differ.
+/// Squares on which two boards differ. A rank at a time, as words: this runs for every
+/// position the search visits.
 pub(crate) fn diff(a: &Codes, b: &Codes) -> Bitboard {
     let mut mask = 0u64;
-    // Boards mostly agree: whole ranks are compared first.
-    for (rank, (x, y)) in a.chunks_exact(8).zip(b.chunks_exact(8)).enumerate() {
-        if x != y {
-            for (file, (p, q)) in x.iter().zip(y.iter()).enumerate() {
-                mask |= u64::from(p != q) << (rank * 8 + file);
-            }
-        }
+    for rank in 0..8 {
+        mask |= nonzero_bytes(rank_word(a, rank) ^ rank_word(b, rank)) << (rank * 8);
     }
     Bitboard(mask)
 }
@@ -214,7 +260,48 @@ mod tests {
     }
 
     #[test]
-    fn after_move_matches_shakmaty_for_every_move_kind() {
+    fn diff_and_occupied_match_a_square_by_square_compare() {
+        let mut a = [EMPTY; 64];
+        let mut b = [EMPTY; 64];
+        // Every byte value, including those with the high bit set, in every file.
+        for i in 0..64 {
+            a[i] = (i * 37 % 256) as u8;
+            b[i] = if i % 3 == 0 {
+                a[i]
+            } else {
+                (i * 91 % 256) as u8
+            };
+        }
+        // Bytes that differ only in the high bit, or only below it.
+        (a[5], b[5], a[6], b[6]) = (0x80, 0x00, 0x01, 0x81);
+        for (x, y) in [(a, b), (b, a), (a, a), ([EMPTY; 64], [255; 64])] {
+            let plain: Bitboard = Square::ALL
+                .into_iter()
+                .filter(|sq| x[sq.to_usize()] != y[sq.to_usize()])
+                .collect();
+            assert_eq!(diff(&x, &y), plain);
+            let filled: Bitboard = Square::ALL
+                .into_iter()
+                .filter(|sq| x[sq.to_usize()] != EMPTY)
+                .collect();
+            assert_eq!(occupied(&x), filled);
+        }
+        let board = Board::default();
+        for occupancy in [false, true] {
+            let plain: Vec<u8> = Square::ALL
+                .into_iter()
+                .map(|sq| {
+                    board
+                        .piece_at(sq)
+                        .map_or(EMPTY, |p| normalize(piece_code(p), occupancy))
+                })
+                .collect();
+            assert_eq!(from_board(&board, occupancy).to_vec(), plain);
+        }
+    }
+
+    #[test]
+    fn move_effects_match_shakmaty_for_every_move_kind() {
         for fen in [
             "r3k2r/pPpp1ppp/8/3Pp3/8/8/P1PP1PPP/R3K2R w KQkq e6 0 1",
             "r3k2r/pppp1p1p/8/8/3Pp3/8/PPP2PpP/R3K2R b KQkq d3 0 1",
@@ -228,10 +315,15 @@ mod tests {
             for mv in pos.legal_moves() {
                 let mut next = pos.clone();
                 next.play_unchecked(mv);
-                let (after, touched) = after_move(&before, mv, pos.turn(), false);
+                let effect = move_effect(mv, pos.turn(), false);
+                let mut after = before;
+                effect.apply(&mut after);
                 let expected = from_board(next.board(), false);
                 assert_eq!(after, expected, "{mv:?}");
-                assert_eq!(diff(&before, &expected), touched, "{mv:?}");
+                assert_eq!(diff(&before, &expected), effect.squares(), "{mv:?}");
+                for sq in effect.squares() {
+                    assert_eq!(effect.code_on(sq), Some(after[sq.to_usize()]), "{mv:?}");
+                }
             }
         }
     }

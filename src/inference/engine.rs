@@ -441,13 +441,15 @@ impl Engine {
         let other_turn = (self.turn_open && self.record.ply_count() == 0)
             .then(|| pos.clone().swap_turn().ok())
             .flatten();
-        let previous = self.record.ply_count().checked_sub(1).and_then(|i| {
+        let before = self.record.ply_count().checked_sub(1);
+        let before_moves = before.and_then(|i| self.record.legal_moves_at(i));
+        let previous = before.zip(before_moves.as_deref()).and_then(|(i, moves)| {
             let prev = self.record.position_at(i)?.clone();
-            Some((prev, self.record.moves()[i].mv))
+            Some((prev, self.record.moves()[i].mv, moves))
         });
         self.candidates = Candidates::build(
             &self.expected,
-            &pos,
+            (&pos, self.record.legal_moves()),
             status.is_over(),
             other_turn,
             previous,

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role};
 
-use super::codes::{Codes, EMPTY, after_move, code_piece, diff, from_board, normalize, piece_code};
+use super::codes::{
+    Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, normalize, piece_code,
+};
 use super::history::History;
 
 /// Most explanations collected per depth.
@@ -105,6 +107,7 @@ pub(crate) fn explain(
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
             target,
+            target_pieces: piece_counts(target),
             evidence,
             occupancy_only,
             skip_first,
@@ -159,6 +162,8 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
 
 struct Search<'a> {
     target: &'a Codes,
+    /// `piece_counts` of the target.
+    target_pieces: [[usize; 6]; 2],
     evidence: Evidence<'a>,
     occupancy_only: bool,
     skip_first: Option<Move>,
@@ -167,25 +172,22 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    fn dfs(&mut self, pos: &Chess, codes: &Codes, remaining: usize, path: &mut Vec<Step>) {
+    /// Counts a position visited; false once the search is full (enough explanations
+    /// collected, or the node budget spent).
+    fn visit(&mut self) -> bool {
         *self.nodes += 1;
-        if self.found.len() >= MAX_COUNTED || *self.nodes >= MAX_NODES {
+        self.found.len() < MAX_COUNTED && *self.nodes < MAX_NODES
+    }
+
+    /// `remaining` is at least 1: the last move's positions are visited by `leaf`.
+    fn dfs(&mut self, pos: &Chess, codes: &Codes, remaining: usize, path: &mut Vec<Step>) {
+        if !self.visit() {
             return;
         }
-        if remaining == 0 {
-            let complete = codes == self.target;
-            if complete || self.in_progress(pos, codes) {
-                let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
-                self.found.push(Sequence {
-                    moves: path.iter().map(|s| s.mv).collect(),
-                    complete,
-                    visible: (squares & !self.evidence.seen).is_empty(),
-                    ordered: self.ordered(path),
-                });
-            }
-            return;
-        }
-        if !self.within_reach(pos, codes, remaining) || !self.reachable(pos, codes, remaining) {
+        let changed = diff(codes, self.target);
+        if !self.within_reach(pos, changed, remaining)
+            || !self.reachable(pos, codes, changed, remaining)
+        {
             return;
         }
         for mv in pos.legal_moves() {
@@ -202,13 +204,63 @@ impl Search<'_> {
             } else {
                 Duration::ZERO
             };
-            let (next_codes, squares) = after_move(codes, mv, pos.turn(), self.occupancy_only);
-            let mut next = pos.clone();
-            next.play_unchecked(mv);
+            let effect = move_effect(mv, pos.turn(), self.occupancy_only);
+            let squares = effect.squares();
             path.push(Step { mv, squares, lift });
-            self.dfs(&next, &next_codes, remaining - 1, path);
+            if remaining == 1 {
+                // Off the move's squares the board still differs where it did.
+                let moved: Bitboard = squares
+                    .into_iter()
+                    .filter(|&sq| effect.code_on(sq) != Some(self.target[sq.to_usize()]))
+                    .collect();
+                self.leaf(pos, mv, codes, &effect, (changed & !squares) | moved, path);
+            } else {
+                let mut next_codes = *codes;
+                effect.apply(&mut next_codes);
+                let mut next = pos.clone();
+                next.play_unchecked(mv);
+                self.dfs(&next, &next_codes, remaining - 1, path);
+            }
             path.pop();
         }
+    }
+
+    /// The end of a full-length sequence: `mv` (its `effect`), played from `before`
+    /// (`codes`), leaves a board differing from the target on `changed`. Most such
+    /// boards are far from the target, so the board and position after the move are
+    /// only built when a move in progress may explain the rest.
+    fn leaf(
+        &mut self,
+        before: &Chess,
+        mv: Move,
+        codes: &Codes,
+        effect: &Effect,
+        changed: Bitboard,
+        path: &[Step],
+    ) {
+        if !self.visit() {
+            return;
+        }
+        let complete = changed.is_empty();
+        if !complete {
+            if changed.count() > IN_PROGRESS_SQUARES {
+                return;
+            }
+            let mut after = *codes;
+            effect.apply(&mut after);
+            let mut pos = before.clone();
+            pos.play_unchecked(mv);
+            if !self.in_progress(&pos, &after) {
+                return;
+            }
+        }
+        let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
+        self.found.push(Sequence {
+            moves: path.iter().map(|s| s.mv).collect(),
+            complete,
+            visible: (squares & !self.evidence.seen).is_empty(),
+            ordered: self.ordered(path),
+        });
     }
 
     /// Whether the target is `codes` with a move of the side to move in progress: one of
@@ -229,17 +281,18 @@ impl Search<'_> {
         let turn = pos.turn();
         let pawn = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
         pos.legal_moves().iter().any(|&mv| {
-            let (after, squares) = after_move(codes, mv, turn, self.occupancy_only);
+            let effect = move_effect(mv, turn, self.occupancy_only);
+            let squares = effect.squares();
             if (changed & !squares).any()
                 || squares
                     .into_iter()
-                    .all(|sq| after[sq.to_usize()] == self.target[sq.to_usize()])
+                    .all(|sq| effect.code_on(sq) == Some(self.target[sq.to_usize()]))
             {
                 return false;
             }
             changed.into_iter().all(|sq| {
                 let code = self.target[sq.to_usize()];
-                code == after[sq.to_usize()]
+                Some(code) == effect.code_on(sq)
                     || code == EMPTY
                     || (mv.is_promotion() && sq == mv.to() && code == pawn)
             })
@@ -285,20 +338,20 @@ impl Search<'_> {
     /// more per side that may still castle, and a move in progress at most four. Cheap,
     /// and it cuts the last levels of the search, where most nodes are, when the board
     /// is far from every sequence (an unexplainable board).
-    fn within_reach(&self, pos: &Chess, codes: &Codes, remaining: usize) -> bool {
+    fn within_reach(&self, pos: &Chess, changed: Bitboard, remaining: usize) -> bool {
         let castling_sides = [Color::White, Color::Black]
             .into_iter()
             .filter(|&c| pos.castles().has_color(c))
             .count();
         let most = 3 * remaining + castling_sides + IN_PROGRESS_SQUARES;
-        diff(codes, self.target).count() <= most
+        changed.count() <= most
     }
 
     /// A lower bound on the moves still needed: each move puts one piece on its final
     /// square (castling two), so a side with more target squares left to fill than it
     /// has moves (plus one for a possible castling) cannot reach the target. A move in
     /// progress may add one placed piece and two in the hands.
-    fn reachable(&self, pos: &Chess, codes: &Codes, remaining: usize) -> bool {
+    fn reachable(&self, pos: &Chess, codes: &Codes, changed: Bitboard, remaining: usize) -> bool {
         let moves_of = |color: Color| {
             let mine = if color == pos.turn() {
                 (remaining + 1).div_ceil(2)
@@ -320,17 +373,11 @@ impl Search<'_> {
         // Pieces only disappear by capture, one per move of the other side, or into a hand.
         // A piece only appears by promotion, for a pawn that disappears: a board with a
         // piece more than that (a misread code) is no sequence of moves, whatever its depth.
-        let mut count = [[[0usize; 6]; 2]; 2];
-        for (i, board) in [codes, self.target].into_iter().enumerate() {
-            for piece in board.iter().filter_map(|&c| code_piece(c)) {
-                let role = usize::from(piece.role) - 1;
-                count[i][usize::from(piece.color.is_black())][role] += 1;
-            }
-        }
-        let pawn = usize::from(Role::Pawn) - 1;
+        let count = piece_counts(codes);
+        let pawn = usize::from(piece_code(Role::Pawn.of(Color::White)) - 1);
         let mut lost = 0;
         for (color, side) in [(Color::White, 0), (Color::Black, 1)] {
-            let (have, want) = (&count[0][side], &count[1][side]);
+            let (have, want) = (&count[side], &self.target_pieces[side]);
             let Some(promoted) = have[pawn].checked_sub(want[pawn]) else {
                 return false;
             };
@@ -351,15 +398,26 @@ impl Search<'_> {
             return false;
         }
         let mut need = [0usize; 2];
-        for (have, want) in codes.iter().zip(self.target.iter()) {
-            if have != want
-                && let Some(piece) = code_piece(*want)
-            {
+        for sq in changed {
+            if let Some(piece) = code_piece(self.target[sq.to_usize()]) {
                 need[usize::from(piece.color.is_black())] += 1;
             }
         }
         need[0] <= moves_of(Color::White) && need[1] <= moves_of(Color::Black)
     }
+}
+
+/// How many pieces of each kind `codes` show, by colour (White, Black) and code (the
+/// six codes of a colour in order, its pawn first).
+fn piece_counts(codes: &Codes) -> [[usize; 6]; 2] {
+    let mut count = [[0; 6]; 2];
+    for &code in codes {
+        if let 1..=12 = code {
+            let k = usize::from(code - 1);
+            count[k / 6][k % 6] += 1;
+        }
+    }
+    count
 }
 
 #[cfg(test)]
