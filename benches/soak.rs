@@ -9,9 +9,10 @@
 //! process's resident memory.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
-//! [--no-restarts] [--max-downtime MS]` (defaults 8, 8, 1, 10000; `--no-gaps` keeps the
-//! link up and `--no-restarts` the daemon running, without a journal, to tell their
-//! shares apart; `--max-downtime 0` restarts at once, so no move falls in a downtime).
+//! [--no-restarts] [--max-downtime MS] [--search-plies N]` (defaults 8, 8, 1, 10000, the
+//! engine's default; `--no-gaps` keeps the link up and `--no-restarts` the daemon
+//! running, without a journal, to tell their shares apart; `--max-downtime 0` restarts
+//! at once, so no move falls in a downtime; `--search-plies` is `run --search-plies`).
 //!
 //! Memory: the process's resident set, and the bytes the program has allocated and not
 //! freed (a counting allocator), which tells a leak from the allocator keeping pages.
@@ -147,6 +148,7 @@ struct Board {
     restart_at: Duration,
     restarts: usize,
     max_downtime: u64,
+    engine: EngineConfig,
     /// Every game this board finished, as a hash of its PGN, in order: a restored core
     /// must give them all back.
     finished: Vec<u64>,
@@ -215,6 +217,7 @@ impl Board {
             self.run.core().mirror().board().to_text(),
         );
         let number = self.number;
+        let engine = self.engine.clone();
         let started = Instant::now();
         let mut records = 0;
         self.run.restart(downtime, |idle| {
@@ -222,7 +225,7 @@ impl Board {
             // The journal was idle for the simulated downtime, not the wall time.
             opened.idle = idle;
             records = opened.entries.len();
-            JournaledCore::restore(EngineConfig::default(), opened, number)
+            JournaledCore::restore(engine, opened, number)
         });
         tally.longest_restore = tally.longest_restore.max(started.elapsed());
         tally.replayed_records += records;
@@ -406,6 +409,9 @@ fn main() {
     let gaps_on = !args.iter().any(|a| a == "--no-gaps");
     let restarts_on = !args.iter().any(|a| a == "--no-restarts");
     let max_downtime = option(&args, "--max-downtime", MAX_DOWNTIME);
+    let mut engine = EngineConfig::default();
+    engine.max_search_plies =
+        option(&args, "--search-plies", engine.max_search_plies as u64) as usize;
     let journal_dir = std::env::temp_dir().join(format!("boardcast-soak-{}", std::process::id()));
     if restarts_on {
         let _ = std::fs::remove_dir_all(&journal_dir);
@@ -424,12 +430,8 @@ fn main() {
         .map(|number| {
             // With restarts, the daemon runs with `--journal`; it starts on an empty one.
             let journal = restarts_on.then(|| journal_dir.clone());
-            let core = JournaledCore::open(
-                EngineConfig::default(),
-                journal.as_deref(),
-                number,
-                Path::new(PORT),
-            );
+            let core =
+                JournaledCore::open(engine.clone(), journal.as_deref(), number, Path::new(PORT));
             let mut board = Board {
                 number,
                 // The first game's simulator comes with `start` below.
@@ -449,6 +451,7 @@ fn main() {
                 restart_at: Duration::MAX,
                 restarts: 0,
                 max_downtime,
+                engine: engine.clone(),
                 finished: Vec::new(),
                 journal,
                 started_at: Duration::ZERO,
