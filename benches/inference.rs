@@ -23,9 +23,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use boardcast::board::BoardCore;
 use boardcast::game::GameRecord;
 use boardcast::inference::{Engine, EngineConfig};
+use boardcast::journal::JournaledCore;
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
 use boardcast_protocol::RawBoard;
 use boardcast_simulator::codes::Physical;
@@ -138,7 +138,7 @@ fn record(script: &Script, seed: u64) -> GameStream {
         ..SimConfig::default()
     };
     let sim = Simulation::new(config, script.clone());
-    let core = BoardCore::new(EngineConfig::default());
+    let core = JournaledCore::unjournaled(EngineConfig::default(), 1);
     let mut run = SimulatedBoard::new(sim, core, Duration::ZERO);
     let mut steps = Vec::new();
     let mut observations = 0;
@@ -163,7 +163,7 @@ fn record(script: &Script, seed: u64) -> GameStream {
     GameStream {
         steps,
         observations,
-        sans: run.core().game().sans(),
+        sans: run.core().game_status().moves,
     }
 }
 

@@ -1,19 +1,33 @@
 //! Soak run: several boards play the corpus's real games back to back, with handling
-//! noise and link gaps (updates lost, then a fresh dump), through the daemon's decoder
-//! and board core in simulated time ([`boardcast::simulated`]), for hours of simulated
-//! time. Counts lost moves (source moves missing from the record) and phantom moves
-//! (recorded moves not in the source), lists every such case with its seed, game and
-//! ply, and samples the process's resident memory.
+//! noise, link gaps (updates lost, then a fresh dump) and daemon restarts (the core
+//! thrown away and restored from its journal, written to a temporary directory, then the
+//! board opened afresh), through the daemon's decoder and board core in simulated time
+//! ([`boardcast::simulated`]), for hours of simulated time. Counts lost moves (source
+//! moves missing from the record) and phantom moves (recorded moves not in the source),
+//! lists every such case with its seed, game, ply and the nearest link gap or restart,
+//! checks that every restored core equals the one that crashed, and samples the
+//! process's resident memory.
 //!
-//! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]` (defaults
-//! 8, 8, 1; `--no-gaps` keeps the link up, to tell the gaps' share from the noise's).
+//! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
+//! [--no-restarts] [--max-downtime MS] [--search-plies N]` (defaults 8, 8, 1, 10000, the
+//! engine's default; `--no-gaps` keeps the link up and `--no-restarts` the daemon
+//! running, without a journal, to tell their shares apart; `--max-downtime 0` restarts
+//! at once, so no move falls in a downtime; `--search-plies` is `run --search-plies`).
+//!
+//! Memory: the process's resident set, and the bytes the program has allocated and not
+//! freed (a counting allocator), which tells a leak from the allocator keeping pages.
 
-use std::path::Path;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use boardcast::board::BoardCore;
 use boardcast::inference::EngineConfig;
-use boardcast::simulated::{Progress, SimulatedBoard};
+use boardcast::journal::{JournaledCore, file};
+use boardcast::simulated::{Progress, Seen, SimulatedBoard};
 use boardcast_simulator::rng::Rng;
 use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
 
@@ -24,10 +38,57 @@ const NOISE_RATE: f64 = 0.1;
 const GAP_EVERY: (u64, u64) = (2 * 60_000, 20 * 60_000);
 /// Length of a link gap.
 const GAP_LENGTH: (u64, u64) = (500, 8_000);
+/// Time between two daemon restarts on a board (after the previous one is up).
+const RESTART_EVERY: (u64, u64) = (20 * 60_000, 100 * 60_000);
+/// Longest time the daemon is down at a restart (crash, service manager, start-up)
+/// unless told otherwise; the shortest is a second (or the longest, if less).
+const MAX_DOWNTIME: u64 = 10_000;
+/// A gap or restart this close after a move's last action may have caused a difference
+/// at that move (the settle window and the fresh dump come after it).
+const NEAR: Duration = Duration::from_secs(3);
+/// The port every journal is named after (one directory per run; boards by number).
+const PORT: &str = "/dev/soak";
 /// Boards advance together in slices of this much simulated time.
 const SLICE: Duration = Duration::from_secs(60);
 /// Memory is sampled this often (simulated).
 const SAMPLE_EVERY: Duration = Duration::from_secs(600);
+
+/// The system allocator, counting the bytes allocated and not yet freed.
+struct Counting;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; only a counter is
+// kept beside it.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as the caller promised for `layout`.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` with `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as the caller promised for `ptr`, `layout` and `new_size`.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 struct Game {
     name: String,
@@ -63,7 +124,15 @@ fn load() -> Vec<Game> {
     games
 }
 
-/// One board of the soak: its simulated board, the game it plays and its link gaps.
+/// What interrupted a game: a link gap or a daemon restart, from when to when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Cause {
+    Gap,
+    Restart,
+}
+
+/// One board of the soak: its simulated board, the game it plays, its link gaps and
+/// restarts.
 struct Board {
     number: usize,
     run: SimulatedBoard,
@@ -74,6 +143,21 @@ struct Board {
     /// When the link next goes down, and when it comes back.
     gap: (Duration, Duration),
     gaps: usize,
+    restart_rng: Rng,
+    /// When the daemon next restarts (never without `journal`).
+    restart_at: Duration,
+    restarts: usize,
+    max_downtime: u64,
+    engine: EngineConfig,
+    /// Every game this board finished, as a hash of its PGN, in order: a restored core
+    /// must give them all back.
+    finished: Vec<u64>,
+    /// Where the board's journal is written, with restarts on.
+    journal: Option<PathBuf>,
+    /// The current game's start, its moves' last actions and what interrupted it.
+    started_at: Duration,
+    completed: Vec<Duration>,
+    interruptions: Vec<(Cause, Duration, Duration)>,
 }
 
 /// Totals and the cases to report.
@@ -84,6 +168,14 @@ struct Tally {
     lost: usize,
     phantom: usize,
     cases: Vec<String>,
+    /// Differing games by what came near the first difference and whether the record
+    /// stopped there or took another move: (games, lost, phantom).
+    kinds: BTreeMap<(&'static str, &'static str), (usize, usize, usize)>,
+    /// Restarts whose restored core differed from the one that crashed.
+    restore_mismatches: Vec<String>,
+    /// Journal records replayed at restarts, and the longest restore.
+    replayed_records: usize,
+    longest_restore: Duration,
 }
 
 fn sim_config(seed: u64) -> SimConfig {
@@ -101,8 +193,90 @@ impl Board {
         self.gap = (start, start + self.rng.millis(GAP_LENGTH.0, GAP_LENGTH.1));
     }
 
+    fn next_restart(&mut self, after: Duration) {
+        if self.journal.is_some() {
+            self.restart_at = after + self.restart_rng.millis(RESTART_EVERY.0, RESTART_EVERY.1);
+        }
+    }
+
+    /// Restarts the daemon as after a crash: the core is restored from its journal the
+    /// way the daemon does at start, after a downtime; the restored core must equal
+    /// the one that crashed.
+    fn restart(&mut self, tally: &mut Tally) {
+        let Some(dir) = self.journal.clone() else {
+            return;
+        };
+        let now = self.run.now();
+        let downtime = self
+            .restart_rng
+            .millis(self.max_downtime.min(1_000), self.max_downtime);
+        // What the daemon published before it died.
+        self.take_finished();
+        let before = (
+            format!("{:?}", self.run.core().game_status()),
+            self.run.core().mirror().board().to_text(),
+        );
+        let number = self.number;
+        let engine = self.engine.clone();
+        let started = Instant::now();
+        let mut records = 0;
+        self.run.restart(downtime, |idle| {
+            let mut opened = file::open(&dir, number, Path::new(PORT)).expect("journal opens");
+            // The journal was idle for the simulated downtime, not the wall time.
+            opened.idle = idle;
+            records = opened.entries.len();
+            JournaledCore::restore(engine, opened, number)
+        });
+        tally.longest_restore = tally.longest_restore.max(started.elapsed());
+        tally.replayed_records += records;
+        let after = (
+            format!("{:?}", self.run.core().game_status()),
+            self.run.core().mirror().board().to_text(),
+        );
+        if before != after {
+            tally.restore_mismatches.push(format!(
+                "board {} seed {:#x} at {now:?}: before {before:?}, restored {after:?}",
+                self.number, self.seed
+            ));
+        }
+        let restored: Vec<u64> = self
+            .run
+            .core_mut()
+            .take_finished_games()
+            .iter()
+            .map(|pgn| hash(pgn))
+            .collect();
+        if restored != self.finished {
+            tally.restore_mismatches.push(format!(
+                "board {} seed {:#x} at {now:?}: {} finished games restored, {} played, \
+                 first differing: {:?}",
+                self.number,
+                self.seed,
+                restored.len(),
+                self.finished.len(),
+                restored
+                    .iter()
+                    .zip(&self.finished)
+                    .position(|(a, b)| a != b)
+            ));
+        }
+        self.restarts += 1;
+        self.interruptions
+            .push((Cause::Restart, now, now + downtime));
+        self.next_restart(now + downtime);
+    }
+
+    /// Takes the games the core finished, as the daemon's worker does to publish them.
+    fn take_finished(&mut self) {
+        let taken = self.run.core_mut().take_finished_games();
+        self.finished.extend(taken.iter().map(|pgn| hash(pgn)));
+    }
+
     /// Starts game `index` of the corpus on this board.
     fn start(&mut self, games: &[Game], index: usize, base_seed: u64) {
+        self.started_at = self.run.now();
+        self.completed.clear();
+        self.interruptions.clear();
         self.game = index;
         self.seed = base_seed << 32 | (self.number as u64) << 20 | self.games_started as u64;
         self.games_started += 1;
@@ -111,9 +285,10 @@ impl Board {
     }
 
     /// Compares the record with the game played and counts the differences.
-    fn check(&self, games: &[Game], tally: &mut Tally, stuck: Option<String>) {
+    fn check(&mut self, games: &[Game], tally: &mut Tally, stuck: Option<String>) {
+        self.take_finished();
         let game = &games[self.game];
-        let recorded = self.run.core().game().sans();
+        let recorded = self.run.core().game_status().moves;
         let common = recorded
             .iter()
             .zip(&game.sans)
@@ -126,19 +301,85 @@ impl Board {
         tally.lost += lost;
         tally.phantom += phantom;
         if lost > 0 || phantom > 0 || stuck.is_some() {
+            let (near, details) = self.near(common);
+            let kind = match recorded.get(common) {
+                None => "record stopped",
+                Some(_) => "other move recorded",
+            };
+            let entry = tally.kinds.entry((near, kind)).or_default();
+            entry.0 += 1;
+            entry.1 += lost;
+            entry.2 += phantom;
             tally.cases.push(format!(
                 "board {} seed {:#x} {}: first difference at ply {}: source {:?}, recorded {:?}; \
-                 {lost} lost, {phantom} phantom{}",
+                 {lost} lost, {phantom} phantom; {near} ({details}); ends {:?}{}",
                 self.number,
                 self.seed,
                 game.name,
                 common + 1,
                 game.sans.get(common),
                 recorded.get(common),
+                self.run.core().game_status().state,
                 stuck.map(|s| format!("; stuck: {s}")).unwrap_or_default()
             ));
         }
     }
+
+    /// What interrupted the game near the first difference, after `common` moves were
+    /// recorded right: a link gap or restart that overlaps the time from the last right
+    /// move's last action to [`NEAR`] after the next move's (or the game's end).
+    fn near(&self, common: usize) -> (&'static str, String) {
+        let from = match common {
+            0 => self.started_at,
+            n => self
+                .completed
+                .get(n - 1)
+                .copied()
+                .unwrap_or(self.started_at),
+        };
+        let to = self
+            .completed
+            .get(common)
+            .copied()
+            .unwrap_or_else(|| self.run.now())
+            + NEAR;
+        let near: Vec<&(Cause, Duration, Duration)> = self
+            .interruptions
+            .iter()
+            .filter(|(_, start, end)| *start <= to && *end >= from)
+            .collect();
+        let has = |cause| near.iter().any(|(c, _, _)| *c == cause);
+        let label = match (has(Cause::Gap), has(Cause::Restart)) {
+            (false, false) => "no gap or restart near",
+            (true, false) => "link gap near",
+            (false, true) => "restart near",
+            (true, true) => "link gap and restart near",
+        };
+        // Each one's length and the moves finished while it lasted (the dump after it
+        // has to explain them all).
+        let details: Vec<String> = near
+            .iter()
+            .map(|(cause, start, end)| {
+                let moves = self
+                    .completed
+                    .iter()
+                    .filter(|at| *at >= start && *at < end)
+                    .count();
+                format!(
+                    "{cause:?} at {:.1} s for {:.1} s, {moves} plies finished in it",
+                    start.as_secs_f64(),
+                    (*end - *start).as_secs_f64()
+                )
+            })
+            .collect();
+        (label, details.join(", "))
+    }
+}
+
+fn hash(text: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn rss_kib() -> u64 {
@@ -166,6 +407,15 @@ fn main() {
     let hours = option(&args, "--hours", 8);
     let base_seed = option(&args, "--seed", 1);
     let gaps_on = !args.iter().any(|a| a == "--no-gaps");
+    let restarts_on = !args.iter().any(|a| a == "--no-restarts");
+    let max_downtime = option(&args, "--max-downtime", MAX_DOWNTIME);
+    let mut engine = EngineConfig::default();
+    engine.max_search_plies =
+        option(&args, "--search-plies", engine.max_search_plies as u64) as usize;
+    let journal_dir = std::env::temp_dir().join(format!("boardcast-soak-{}", std::process::id()));
+    if restarts_on {
+        let _ = std::fs::remove_dir_all(&journal_dir);
+    }
     let games = load();
     let mut order: Vec<usize> = (0..games.len()).collect();
     Rng::new(base_seed).shuffle(&mut order);
@@ -178,12 +428,16 @@ fn main() {
     let started = Instant::now();
     let mut boards: Vec<Board> = (1..=board_count)
         .map(|number| {
+            // With restarts, the daemon runs with `--journal`; it starts on an empty one.
+            let journal = restarts_on.then(|| journal_dir.clone());
+            let core =
+                JournaledCore::open(engine.clone(), journal.as_deref(), number, Path::new(PORT));
             let mut board = Board {
                 number,
                 // The first game's simulator comes with `start` below.
                 run: SimulatedBoard::new(
                     Simulation::new(sim_config(0), games[0].script.clone()),
-                    BoardCore::new(EngineConfig::default()),
+                    core,
                     Duration::ZERO,
                 ),
                 game: 0,
@@ -192,8 +446,20 @@ fn main() {
                 rng: Rng::stream(base_seed, number as u64),
                 gap: (Duration::ZERO, Duration::ZERO),
                 gaps: 0,
+                // Its own stream, so the games and gaps are those of a run without.
+                restart_rng: Rng::stream(base_seed, 1000 + number as u64),
+                restart_at: Duration::MAX,
+                restarts: 0,
+                max_downtime,
+                engine: engine.clone(),
+                finished: Vec::new(),
+                journal,
+                started_at: Duration::ZERO,
+                completed: Vec::new(),
+                interruptions: Vec::new(),
             };
             board.next_gap(Duration::ZERO);
+            board.next_restart(Duration::ZERO);
             board
         })
         .collect();
@@ -203,7 +469,8 @@ fn main() {
     }
     let end = Duration::from_secs(hours * 3600);
     let mut tally = Tally::default();
-    let mut samples: Vec<(Duration, u64)> = vec![(Duration::ZERO, rss_kib())];
+    let memory = || [rss_kib(), LIVE_BYTES.load(Ordering::Relaxed) as u64 / 1024];
+    let mut samples: Vec<(Duration, [u64; 2])> = vec![(Duration::ZERO, memory())];
     let mut horizon = Duration::ZERO;
     let mut events = 0u64;
     while horizon < end {
@@ -215,8 +482,14 @@ fn main() {
                 board.run.set_link(!link_down);
                 if gaps_on && board.run.now() >= board.gap.1 {
                     board.gaps += 1;
+                    board
+                        .interruptions
+                        .push((Cause::Gap, board.gap.0, board.gap.1));
                     let now = board.run.now();
                     board.next_gap(now);
+                }
+                if board.run.now() >= board.restart_at {
+                    board.restart(&mut tally);
                 }
                 let change = if link_down { board.gap.1 } else { board.gap.0 };
                 let until = if gaps_on {
@@ -224,12 +497,18 @@ fn main() {
                 } else {
                     horizon
                 };
-                let until = until.max(board.run.now());
-                let progress = board.run.step(until, &mut |_, _| events += 1);
+                let until = until.min(board.restart_at).max(board.run.now());
+                let completed = &mut board.completed;
+                let progress = board.run.step(until, &mut |_, seen| {
+                    events += 1;
+                    if let Seen::Report(report) = seen {
+                        completed.push(report.completed_at);
+                    }
+                });
                 match progress {
                     Progress::Running => {
                         if board.run.now() == until && until < horizon {
-                            // A link change is due: the loop above applies it.
+                            // A link change or restart is due: the loop above applies it.
                             continue;
                         }
                     }
@@ -247,15 +526,19 @@ fn main() {
             }
         }
         if horizon.as_secs().is_multiple_of(SAMPLE_EVERY.as_secs()) {
-            samples.push((horizon, rss_kib()));
+            samples.push((horizon, memory()));
         }
     }
     let wall = started.elapsed();
     let gaps: usize = boards.iter().map(|b| b.gaps).sum();
+    let restarts: usize = boards.iter().map(|b| b.restarts).sum();
+    let on_off = |on| if on { "on" } else { "off" };
     println!(
-        "soak: {board_count} boards x {hours} simulated hours, seed {base_seed}, gaps {}: \
-         {} games finished, {} plies, {gaps} link gaps, {events} steps' outputs, wall {:.1} s",
-        if gaps_on { "on" } else { "off" },
+        "soak: {board_count} boards x {hours} simulated hours, seed {base_seed}, gaps {}, \
+         restarts {}: {} games finished, {} plies, {gaps} link gaps, {restarts} restarts, \
+         {events} steps' outputs, wall {:.1} s",
+        on_off(gaps_on),
+        on_off(restarts_on),
         tally.games,
         tally.plies,
         wall.as_secs_f64()
@@ -266,27 +549,54 @@ fn main() {
         tally.phantom,
         tally.cases.len()
     );
+    for ((near, kind), (count, lost, phantom)) in &tally.kinds {
+        println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");
+    }
     for case in &tally.cases {
         println!("  {case}");
     }
-    let after_warmup: Vec<u64> = samples
-        .iter()
-        .filter(|(t, _)| *t >= Duration::from_secs(3600))
-        .map(|(_, kib)| *kib)
-        .collect();
-    let hourly: Vec<String> = samples
-        .iter()
-        .filter(|(t, _)| t.as_secs().is_multiple_of(3600))
-        .map(|(t, kib)| format!("{}h {} MiB", t.as_secs() / 3600, kib / 1024))
-        .collect();
-    println!("RSS hourly: {}", hourly.join(", "));
-    if let (Some(min), Some(max)) = (after_warmup.iter().min(), after_warmup.iter().max()) {
+    if restarts_on {
         println!(
-            "RSS after the first hour: min {} KiB, max {} KiB, spread {} KiB over {} samples",
-            min,
-            max,
-            max - min,
-            after_warmup.len()
+            "restores: {restarts}, {} journal records replayed, longest {:.0} ms, {} differing \
+             from the core that crashed",
+            tally.replayed_records,
+            tally.longest_restore.as_secs_f64() * 1000.0,
+            tally.restore_mismatches.len()
         );
+        for mismatch in &tally.restore_mismatches {
+            println!("  {mismatch}");
+        }
+        drop(boards);
+        let _ = std::fs::remove_dir_all(&journal_dir);
+    }
+    for (name, column) in [("RSS", 0), ("allocated", 1)] {
+        let values = |from: Duration| -> Vec<u64> {
+            samples
+                .iter()
+                .filter(|(t, _)| *t >= from)
+                .map(|(_, kib)| kib[column])
+                .collect()
+        };
+        let hourly: Vec<String> = samples
+            .iter()
+            .filter(|(t, _)| t.as_secs().is_multiple_of(3600))
+            .map(|(t, kib)| {
+                format!(
+                    "{}h {:.1} MiB",
+                    t.as_secs() / 3600,
+                    kib[column] as f64 / 1024.0
+                )
+            })
+            .collect();
+        println!("{name} hourly: {}", hourly.join(", "));
+        let after_warmup = values(Duration::from_secs(3600));
+        if let (Some(min), Some(max)) = (after_warmup.iter().min(), after_warmup.iter().max()) {
+            println!(
+                "{name} after the first hour: min {min} KiB, max {max} KiB, spread {} KiB over {} \
+                 samples",
+                max - min,
+                after_warmup.len()
+            );
+        }
     }
 }

@@ -91,6 +91,10 @@ pub struct RunArgs {
     /// are answered `503 Service Unavailable` and closed.
     #[arg(long, value_name = "N", default_value_t = crate::http::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub max_connections: usize,
+    /// Seconds an HTTP client has to send a request's line and headers; a connection
+    /// that takes longer (or sits idle that long between requests) is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::http::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
     /// Bearer token for the API calls that change anything (default: one is generated
     /// and printed at start).
     #[arg(
@@ -110,7 +114,7 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
     /// Publish every board's events, PGN and state to this NATS server (with JetStream),
     /// e.g. nats://127.0.0.1:4222, for `boardcast relay` and other readers.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = nats_url)]
     pub nats: Option<String>,
     /// The number of this bridge's board 1 in the round on NATS, when several bridges
     /// feed one round (board N is published as N + FIRST - 1).
@@ -122,7 +126,7 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct RelayArgs {
     /// The NATS server the bridges publish to, e.g. nats://127.0.0.1:4222.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = nats_url)]
     pub nats: String,
     /// Serve the HTTP API and the viewer page on this address (port 0 picks a free port,
     /// logged as `listening on http://ADDR`).
@@ -204,4 +208,9 @@ pub struct DemoArgs {
     /// Do not serve HTTP.
     #[arg(long, conflicts_with = "http")]
     pub no_http: bool,
+}
+
+/// A `--nats` URL, checked (see [`crate::output::nats::servers`]) and kept as given.
+fn nats_url(url: &str) -> Result<String, String> {
+    crate::output::nats::servers(url).map(|_| url.to_string())
 }

@@ -89,6 +89,8 @@ pub struct DaemonConfig {
     pub nats: Option<NatsTarget>,
     /// Most HTTP connections served at once; more are answered 503 and closed.
     pub max_connections: usize,
+    /// Time an HTTP client has to send a request head; then its connection is closed.
+    pub header_timeout: Duration,
 }
 
 /// Why `run` stopped with an error.
@@ -393,6 +395,7 @@ async fn start_http(
         control,
         token,
         config.max_connections,
+        config.header_timeout,
     ));
     Ok(())
 }

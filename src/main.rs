@@ -92,6 +92,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
             first_board: usize::try_from(args.nats_first_board).unwrap_or(1),
         }),
         max_connections: args.max_connections,
+        header_timeout: Duration::from_secs(args.header_timeout),
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))

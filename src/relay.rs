@@ -30,7 +30,7 @@ use futures_util::StreamExt;
 use crate::error::EXIT_FAILURE;
 use crate::http;
 use crate::output::hub::{Hub, RemoteBoard};
-use crate::output::nats::{STATE_FILTER, StateMessage, stream_config};
+use crate::output::nats::{STATE_FILTER, StateMessage, servers, stream_config};
 use crate::output::round::Round;
 
 /// How often the relay looks at the shutdown flag.
@@ -119,7 +119,7 @@ async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayE
     };
     let client = async_nats::ConnectOptions::new()
         .name("boardcast relay")
-        .connect(config.nats.as_str())
+        .connect(servers(&config.nats).map_err(nats_error)?)
         .await
         .map_err(|e| nats_error(e.to_string()))?;
     let context = jetstream::new(client);

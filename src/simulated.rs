@@ -5,15 +5,17 @@
 //! Time is an event loop: each step runs to the earlier of the simulator's next wakeup
 //! and the engine's next deadline. The link can be cut: bytes sent while it is down are
 //! lost, and when it comes back the host asks for a fresh dump, as the link session
-//! does on recovery.
+//! does on recovery. The daemon can be restarted: its core is dropped as by a crash,
+//! nothing is read while it is down, and the new one (e.g. restored from the journal)
+//! opens the board afresh with its own clock starting at zero.
 
 use std::time::Duration;
 
 use boardcast_protocol::{Command, Decoded, Decoder, Message, RawBoard};
 use boardcast_simulator::{MoveReport, Simulation};
 
-use crate::board::BoardCore;
-use crate::inference::Event;
+use crate::inference::{EngineConfig, Event};
+use crate::journal::JournaledCore;
 
 /// Steps without time moving on after which a run is declared stuck.
 const IDLE_LIMIT: u32 = 16;
@@ -42,25 +44,31 @@ pub enum Progress {
     Stuck(String),
 }
 
-/// One virtual board feeding one board core.
+/// One virtual board feeding one (journalled) board core.
 #[derive(Debug)]
 pub struct SimulatedBoard {
     sim: Simulation,
     decoder: Decoder,
-    core: BoardCore,
+    core: JournaledCore,
     now: Duration,
+    /// When the running daemon started: its clock reads `now - started`.
+    started: Duration,
+    /// Whether the running daemon has opened the board (false while it is down).
+    opened: bool,
     link_up: bool,
     idle: u32,
 }
 
 impl SimulatedBoard {
     /// Connects `sim` to `core` at `now`: update mode, then a dump, as the daemon opens.
-    pub fn new(sim: Simulation, core: BoardCore, now: Duration) -> Self {
+    pub fn new(sim: Simulation, core: JournaledCore, now: Duration) -> Self {
         let mut board = SimulatedBoard {
             sim,
             decoder: Decoder::new(),
             core,
             now,
+            started: now,
+            opened: true,
             link_up: true,
             idle: 0,
         };
@@ -91,24 +99,49 @@ impl SimulatedBoard {
     }
 
     /// The board core.
-    pub fn core(&self) -> &BoardCore {
+    pub fn core(&self) -> &JournaledCore {
         &self.core
     }
 
-    /// The board core, for operator commands.
-    pub fn core_mut(&mut self) -> &mut BoardCore {
+    /// The board core, to take finished games or give operator commands.
+    pub fn core_mut(&mut self) -> &mut JournaledCore {
         &mut self.core
     }
 
-    /// Takes the board core out (e.g. to rebuild it), ending the run.
-    pub fn into_core(self) -> BoardCore {
-        self.core
+    /// Restarts the daemon now, as after a crash: the core is dropped first (its journal
+    /// closed, as when a process dies), nothing is read for `downtime`, and then the core
+    /// `reopen(downtime)` gives (e.g. [`JournaledCore::restore`] from the journal, with
+    /// `downtime` as the time the journal was idle) opens the board afresh, its clock
+    /// starting at zero.
+    pub fn restart(&mut self, downtime: Duration, reopen: impl FnOnce(Duration) -> JournaledCore) {
+        drop(std::mem::replace(
+            &mut self.core,
+            JournaledCore::unjournaled(EngineConfig::default(), 0),
+        ));
+        self.core = reopen(downtime);
+        self.started = self.now + downtime;
+        self.opened = false;
+        self.decoder = Decoder::new();
+    }
+
+    /// When the daemon next has work, in simulated time: the core's next deadline, or
+    /// its start while it is down (nothing runs meanwhile).
+    fn next_deadline(&self) -> Option<Duration> {
+        match self.opened {
+            true => self.core.next_deadline().map(|at| at + self.started),
+            false => Some(self.started),
+        }
+    }
+
+    /// The running daemon's clock.
+    fn daemon_now(&self) -> Duration {
+        self.now.saturating_sub(self.started)
     }
 
     /// Cuts or restores the link. While it is down, what the board sends is lost; when
     /// it comes back, the host asks for a fresh dump.
     pub fn set_link(&mut self, up: bool) {
-        if up && !self.link_up {
+        if up && !self.link_up && self.opened {
             self.decoder = Decoder::new();
             self.sim.receive(&Command::SendBoard.encode(), self.now);
         }
@@ -119,15 +152,24 @@ impl SimulatedBoard {
     /// wakeup or deadline, but not past `until`.
     pub fn step(&mut self, until: Duration, seen: &mut impl FnMut(Duration, Seen)) -> Progress {
         let now = self.now;
+        if !self.opened && now >= self.started {
+            // The restarted daemon opens the port; over a cut link its commands are
+            // lost and the dump comes when the link does.
+            self.opened = true;
+            if self.link_up {
+                self.open();
+            }
+        }
         let bytes = self.sim.advance(now);
-        if self.link_up {
+        if self.link_up && self.opened {
             self.decoder.feed(&bytes);
         }
+        let daemon_now = self.daemon_now();
         while let Some(decoded) = self.decoder.poll() {
             let Decoded::Message(message) = decoded else {
                 continue;
             };
-            let changed = self.core.on_message(&message, now);
+            let changed = self.core.on_message(&message, daemon_now);
             if self.core.mirror().is_complete()
                 && (changed || matches!(message, Message::BoardDump(_)))
             {
@@ -137,8 +179,8 @@ impl SimulatedBoard {
                 seen(now, Seen::Event(event));
             }
         }
-        if self.core.next_deadline().is_some_and(|at| at <= now) {
-            self.core.tick(now);
+        if self.opened && self.next_deadline().is_some_and(|at| at <= now) {
+            self.core.tick(daemon_now);
             seen(now, Seen::Ticked);
         }
         while let Some(event) = self.core.poll_event() {
@@ -147,7 +189,7 @@ impl SimulatedBoard {
         while let Some(report) = self.sim.poll_report() {
             seen(report.completed_at, Seen::Report(report));
         }
-        let deadline = self.core.next_deadline();
+        let deadline = self.next_deadline();
         if self.sim.is_finished() && deadline.is_none() {
             return Progress::Finished;
         }

@@ -436,3 +436,97 @@ fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS")
 }
+
+/// Slowloris: connections that send nothing, or dribble their request head a byte at a
+/// time, are closed once `--header-timeout` has passed, while a normal request is
+/// served meanwhile and a viewer's event stream stays open.
+#[test]
+fn slow_request_heads_are_cut_off() {
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    let sim = Sim::interactive();
+    let mut daemon = Daemon::start(
+        &[&sim.path],
+        &["--header-timeout", "2", "--max-connections", "8"],
+    );
+    daemon.wait_json("/api/boards/1", WAIT, |b| b["connection"] == "responding");
+    let mut viewer = viewer(&daemon.base);
+    let head =
+        b"GET /api/boards HTTP/1.1\r\nhost: x\r\nx-padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let opened = Instant::now();
+    // One silent connection and five dribbling ones: with the viewer, 7 of 8 slots.
+    let mut slow: Vec<(TcpStream, usize, Option<Duration>)> = (0..6)
+        .map(|i| {
+            let stream = TcpStream::connect(address(&daemon.base)).expect("connect");
+            stream
+                .set_read_timeout(Some(Duration::from_millis(20)))
+                .expect("timeout");
+            (stream, if i == 0 { head.len() } else { 0 }, None)
+        })
+        .collect();
+    let mut served_meanwhile = false;
+    while opened.elapsed() < TIMEOUT * 4 && slow.iter().any(|(_, _, closed)| closed.is_none()) {
+        for (stream, sent, closed) in slow.iter_mut().filter(|(_, _, c)| c.is_none()) {
+            if *sent < head.len() && stream.write_all(&head[*sent..*sent + 1]).is_ok() {
+                *sent += 1;
+            }
+            let mut buffer = [0u8; 512];
+            match stream.read(&mut buffer) {
+                // Closed (an error answer before the close is fine).
+                Ok(0) => *closed = Some(opened.elapsed()),
+                Err(e)
+                    if !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    *closed = Some(opened.elapsed());
+                }
+                _ => {}
+            }
+        }
+        if !served_meanwhile && opened.elapsed() > TIMEOUT / 2 {
+            let answer = raw(
+                &daemon.base,
+                "GET /api/boards HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+            );
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            served_meanwhile = true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(served_meanwhile);
+    for (i, (_, sent, closed)) in slow.iter().enumerate() {
+        let closed = closed.unwrap_or_else(|| {
+            panic!(
+                "slow connection {i} ({sent} bytes sent) still open after {:?}",
+                opened.elapsed()
+            )
+        });
+        assert!(
+            closed >= TIMEOUT - Duration::from_millis(100)
+                && closed < TIMEOUT + Duration::from_secs(3),
+            "slow connection {i} closed after {closed:?}, header timeout {TIMEOUT:?}"
+        );
+    }
+    // The viewer's stream outlives the header timeout.
+    viewer
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("timeout");
+    let mut buffer = [0u8; 4096];
+    match viewer.read(&mut buffer) {
+        Ok(0) => panic!("the event stream was closed"),
+        Ok(_) => {}
+        Err(e) => assert!(
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "event stream: {e}"
+        ),
+    }
+    let answer = raw(
+        &daemon.base,
+        "GET /api/boards HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

@@ -317,3 +317,55 @@ fn a_nats_outage_loses_nothing() {
             .is_some()
     );
 }
+
+/// A `--nats` URL that can never work (unparsable, a scheme NATS does not speak, no
+/// host) stops `run` and `relay` at once with an error naming the flag (exit code 2,
+/// as for any bad option); a valid URL whose server is not up yet is waited for: the
+/// board records meanwhile and everything is published once the server comes.
+#[test]
+fn a_bad_nats_url_stops_at_start_and_a_missing_server_is_waited_for() {
+    for url in [
+        "http://127.0.0.1:4222",
+        "nats://127.0.0.1:99999",
+        "nats://exa mple:4222",
+        "nats://",
+        "nats://127.0.0.1:4222,",
+        "ws://127.0.0.1:4222",
+    ] {
+        for command in [
+            &["run", "--port", "/dev/null", "--nats", url][..],
+            &["relay", "--nats", url][..],
+        ] {
+            let mut cmd = boardcast();
+            cmd.args(command);
+            let mut running = Running::start(cmd);
+            let code = running.wait_exit(WAIT);
+            let stderr = running.stderr_so_far();
+            assert_eq!(code, Some(2), "{command:?}: {stderr}");
+            assert!(stderr.contains("--nats"), "{command:?}: {stderr}");
+        }
+    }
+
+    let dir = scratch("nats-late");
+    let port = free_port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let mut sim = Sim::stepped(5);
+    // Two addresses, the first of them never up: either will do.
+    let both = format!("nats://127.0.0.1:{},{url}", free_port());
+    let mut bridge = Daemon::start(&[&sim.path], &["--nats", &both]);
+    let played = vec![sim.step(), sim.step()];
+    bridge.wait_json("/api/boards/1", WAIT, |b| sans(b) == played);
+    assert!(bridge.running.is_running());
+    let nats = NatsServer::start(&dir.join("store"), port);
+    let pgn = bridge.get("/api/boards/1/pgn").2;
+    let subject = "boardcast.%3F.1.1.pgn";
+    poll(WAIT, || {
+        (last_in_stream(&nats.url(), subject)? == pgn).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "{subject} never held the PGN once the server came:\n{}",
+            bridge.running.stderr_so_far()
+        )
+    });
+}

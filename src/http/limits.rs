@@ -1,9 +1,14 @@
 //! Limits that keep a flood of clients from exhausting the daemon: a cap on open
-//! connections and on request bodies.
+//! connections, a time limit on request heads, and a cap on request bodies.
 //!
 //! Over the connection cap, a new connection is answered at once with `503 Service
 //! Unavailable` and closed (never queued: a client that holds its connection open, as
-//! an SSE viewer does, must not hold up the next arbiter's call indefinitely).
+//! an SSE viewer does, must not hold up the next arbiter's call indefinitely). A
+//! connection whose request head (request line and headers) is not in within the header
+//! timeout is closed, so a client that opens connections and sends nothing, or dribbles
+//! its headers a byte at a time, cannot hold the connection slots; the timer runs again
+//! while an idle keep-alive connection waits for its next request. Once a request is
+//! in, the response may stream as long as it likes (SSE, WebSocket).
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,13 +16,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use axum::Json;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_LENGTH;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::Listener;
+use axum::{Json, Router};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -44,6 +51,35 @@ pub async fn refuse_large_bodies(request: Request, next: Next) -> Response {
             .into_response();
     }
     next.run(request).await
+}
+
+/// Time a client has to send a request head unless told otherwise.
+pub const DEFAULT_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Serves `router` on the connections `listener` accepts (HTTP/1.1, with upgrades for
+/// WebSocket), closing any connection whose request head takes longer than
+/// `header_timeout` to arrive.
+pub async fn serve(
+    mut listener: LimitedListener,
+    router: Router,
+    header_timeout: std::time::Duration,
+) {
+    loop {
+        let (io, addr) = listener.accept().await;
+        let service = TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let connection = builder
+                .serve_connection(TokioIo::new(io), service)
+                .with_upgrades();
+            if let Err(e) = connection.await {
+                tracing::debug!(%addr, "HTTP connection ended: {e}");
+            }
+        });
+    }
 }
 
 /// Open connections served at once unless told otherwise.

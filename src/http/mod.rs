@@ -11,10 +11,11 @@ mod viewer;
 mod ws;
 
 pub use auth::generate_token;
-pub use limits::DEFAULT_MAX_CONNECTIONS;
+pub use limits::{DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -35,20 +36,22 @@ struct App {
 }
 
 /// Serves the API on `listener` until the runtime stops. `token` guards the calls
-/// that change anything; at most `max_connections` are served at once.
+/// that change anything; at most `max_connections` are served at once, and a
+/// connection that takes longer than `header_timeout` to send a request head is closed.
 pub async fn serve(
     listener: TcpListener,
     hub: Arc<Hub>,
     control: BoardControl,
     token: String,
     max_connections: usize,
+    header_timeout: Duration,
 ) {
     let app = App {
         hub,
         control,
         token: Some(token.into()),
     };
-    run(listener, app, max_connections).await;
+    run(listener, app, max_connections, header_timeout).await;
 }
 
 /// Serves a relay's hub read-only: every call that would change something is refused.
@@ -59,10 +62,16 @@ pub async fn serve_relay(listener: TcpListener, hub: Arc<Hub>) {
         control: BoardControl::default(),
         token: None,
     };
-    run(listener, app, limits::DEFAULT_MAX_CONNECTIONS).await;
+    run(
+        listener,
+        app,
+        limits::DEFAULT_MAX_CONNECTIONS,
+        limits::DEFAULT_HEADER_TIMEOUT,
+    )
+    .await;
 }
 
-async fn run(listener: TcpListener, app: App, max_connections: usize) {
+async fn run(listener: TcpListener, app: App, max_connections: usize, header_timeout: Duration) {
     let router = Router::new()
         .route("/", get(viewer::page))
         .route("/viewer.js", get(viewer::script))
@@ -87,9 +96,7 @@ async fn run(listener: TcpListener, app: App, max_connections: usize) {
         .layer(axum::middleware::from_fn(limits::refuse_large_bodies))
         .with_state(app);
     let listener = limits::LimitedListener::new(listener, max_connections);
-    if let Err(e) = axum::serve(listener, router).await {
-        tracing::error!("HTTP server stopped: {e}");
-    }
+    limits::serve(listener, router, header_timeout).await;
 }
 
 /// Binds the server's address and logs it in a line scripts can read

@@ -76,13 +76,19 @@ impl JournaledCore {
         let Some(dir) = dir else {
             return Self::unjournaled(config, board);
         };
-        let opened = match file::open_named(dir, name) {
-            Ok(opened) => opened,
+        match file::open_named(dir, name) {
+            Ok(opened) => Self::restore(config, opened, board),
             Err(e) => {
                 tracing::error!(board, "{e}; running without a journal");
-                return Self::unjournaled(config, board);
+                Self::unjournaled(config, board)
             }
-        };
+        }
+    }
+
+    /// Board `board`'s core rebuilt from the journal `opened` and journalling on into it.
+    /// The core's time goes on from the last record plus `opened.idle`, the time the
+    /// daemon was away.
+    pub fn restore(config: EngineConfig, opened: file::Opened, board: usize) -> Self {
         let rebuilt = rebuild(config, &opened.entries);
         let status = rebuilt.core.game_status();
         tracing::info!(

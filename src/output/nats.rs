@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use async_nats::ServerAddr;
 use async_nats::jetstream;
 use async_nats::jetstream::stream::{Config as StreamConfig, StorageType};
 use serde::{Deserialize, Serialize};
@@ -48,6 +49,32 @@ pub struct NatsTarget {
     /// The number this bridge's board 1 has in the round, so that several bridges can
     /// feed one round (board N is published as `first_board + N - 1`).
     pub first_board: usize,
+}
+
+/// The servers a `--nats` URL names: one address or several separated by commas, each
+/// `nats://host[:port]` or `tls://host[:port]` (a bare `host[:port]` is `nats://`; the
+/// port defaults to 4222). Checked when the command line is read, so that a mistyped
+/// URL stops the daemon at once instead of leaving it retrying something that can
+/// never work; a server that is merely not there yet is waited for.
+pub fn servers(url: &str) -> Result<Vec<ServerAddr>, String> {
+    let mut servers = Vec::new();
+    for part in url.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(format!("`{url}` has an empty server address"));
+        }
+        let server: ServerAddr = part.parse().map_err(|e| format!("`{part}`: {e}"))?;
+        let scheme = server.scheme();
+        if scheme != "nats" && scheme != "tls" {
+            return Err(format!(
+                "`{part}`: {scheme}:// is not supported; use nats:// or tls://"
+            ));
+        }
+        if server.host().is_empty() {
+            return Err(format!("`{part}` has no host"));
+        }
+        servers.push(server);
+    }
+    Ok(servers)
 }
 
 /// One board's full state, as kept in the stream on `.state`.
@@ -139,7 +166,15 @@ pub async fn publish_to_nats(hub: Arc<Hub>, target: NatsTarget) {
             let sent = connection_tx.send(event);
             async move { drop(sent) }
         });
-    let client = match options.connect(target.url.as_str()).await {
+    // Checked on the command line already; a library caller gets the error logged.
+    let servers = match servers(&target.url) {
+        Ok(servers) => servers,
+        Err(e) => {
+            tracing::error!("NATS: {e}");
+            return;
+        }
+    };
+    let client = match options.connect(servers).await {
         Ok(client) => client,
         Err(e) => {
             tracing::error!(url = %target.url, "NATS: cannot connect: {e}");
@@ -305,6 +340,33 @@ async fn flush(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_urls_are_checked() {
+        let hosts = |url| {
+            servers(url).map(|s| {
+                s.iter()
+                    .map(|a| format!("{}://{}:{}", a.scheme(), a.host(), a.port()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(hosts("nats://a:1").unwrap(), ["nats://a:1"]);
+        assert_eq!(
+            hosts("nats://a:1, tls://b,c").unwrap(),
+            ["nats://a:1", "tls://b:4222", "nats://c:4222"]
+        );
+        for bad in [
+            "http://a",
+            "ws://a",
+            "nats://a:70000",
+            "nats://a b",
+            "nats://",
+            "a,",
+            "",
+        ] {
+            assert!(servers(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn tokens_are_reversible_and_valid() {
