@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::{Running, scratch};
-use crate::http_harness::{Daemon, Sim};
+use crate::http_harness::{Daemon, Sim, corpus};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -137,6 +137,9 @@ fn board_expression(id: usize) -> String {
                 e1: piece("e1"), e8: piece("e8"),
                 white: card.querySelector(".white").textContent,
                 live: document.getElementById("connection").textContent,
+                running: [...card.querySelectorAll(".clock.running")]
+                    .map((e) => e.classList.contains("white-clock") ? "white" : "black"),
+                clocks: [...card.querySelectorAll(".clock")].map((e) => e.textContent),
             }};
         }})()"#
     )
@@ -150,7 +153,9 @@ fn the_viewer_shows_the_boards_and_follows_a_move() {
         }
         panic!("no Chromium found: install it (.ci/run does) or set BOARDCAST_SKIP_BROWSER=1");
     };
-    let mut sims = [Sim::stepped(9), Sim::stepped(10)];
+    let pgn = corpus().display().to_string();
+    let with_clock = ["--step", "--game", "9", "--pgn", &pgn, "--clock"];
+    let mut sims = [Sim::start(&with_clock), Sim::stepped(10)];
     let dir = scratch("browser");
     let config = dir.join("round.toml");
     std::fs::write(&config, "[[board]]\nwhite = \"Alpha, Ann\"\n").expect("config");
@@ -187,4 +192,18 @@ fn the_viewer_shows_the_boards_and_follows_a_move() {
     assert_eq!(after["moves"], format!("1. {first}"));
     let untouched = browser.eval(&board_expression(1));
     assert_eq!(untouched["plies"], 0, "board 1 did not move");
+
+    // Board 1 has a clock: once a move of each side has shown which side is White's,
+    // the page marks the clock that runs.
+    let moves = [sims[0].step(), sims[0].step()];
+    daemon.wait_json("/api/boards/1", WAIT, |b| {
+        b["moves"] == json!(moves) && b["clock_running"] == "white"
+    });
+    let clocked = browser.wait_for(&board_expression(1), |v| v["running"] == json!(["white"]));
+    assert!(
+        clocked["clocks"][0]
+            .as_str()
+            .is_some_and(|c| c.contains(':')),
+        "{clocked}"
+    );
 }

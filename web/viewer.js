@@ -64,7 +64,7 @@ function render(state) {
   title.append(el("span", "", "Board " + state.round), el("span", "result", state.result));
   card.append(title);
   const black = el("div", "players");
-  black.append(el("span", "black", "♚ " + state.black), el("span", "clock black-clock", state.clock_black || ""));
+  black.append(el("span", "black", "♚ " + state.black), clock(state, "black"));
   card.append(black);
 
   const last = state.last_move ? [state.last_move.slice(0, 2), state.last_move.slice(2, 4)] : [];
@@ -81,13 +81,20 @@ function render(state) {
   card.append(grid);
 
   const white = el("div", "players");
-  white.append(el("span", "white", "♔ " + state.white), el("span", "clock white-clock", state.clock_white || ""));
+  white.append(el("span", "white", "♔ " + state.white), clock(state, "white"));
   card.append(white);
   const [kind, text] = statusText(state);
   card.append(el("div", "status " + kind, text));
   card.append(el("div", "moves", moveList(state.moves)));
   card.append(el("div", "meta", state.port + " · " + state.connection.replace("_", " ")
     + (state.serial ? " · #" + state.serial : "")));
+}
+
+// A side's clock; the running one is marked.
+function clock(state, side) {
+  const running = state.clock_running === side;
+  return el("span", "clock " + side + "-clock" + (running ? " running" : ""),
+    (state["clock_" + side] || "") + (running ? " ◀" : ""));
 }
 
 function connect() {
