@@ -252,6 +252,7 @@ impl Engine {
             seen: self.seen(),
             history: &self.history,
             start: self.anchor.saturating_sub(self.config.settle),
+            scan: self.config.settle,
         };
         let mut found = explain(
             self.record.position(),

@@ -263,9 +263,11 @@ impl Engine {
     }
 
     /// Whether the board history shows `c`'s piece landing on a captured piece's square:
-    /// the square changed (last, to occupied) no earlier than the piece's square was
-    /// left. Quiet moves, and any move on a board that reads piece codes, need no such
-    /// evidence.
+    /// the square changed (last, to occupied) after the piece's square was left and
+    /// after the last recorded move was shown. A change read in the same scan as the
+    /// lift is not that piece landing (e.g. the last move's pawn landing on the square
+    /// while the would-be capturer's square flickers empty). Quiet moves, and any move
+    /// on a board that reads piece codes, need no such evidence.
     pub(super) fn landed(&self, c: &Candidate) -> bool {
         if !self.config.occupancy_only {
             return true;
@@ -277,7 +279,7 @@ impl Engine {
         let from = from.to_usize();
         let lifted = self.since[from].or(self.changed_at[from]);
         match (self.changed_at[to], lifted) {
-            (Some(landed), Some(lifted)) => landed >= lifted && landed >= self.anchor,
+            (Some(landed), Some(lifted)) => landed > lifted && landed > self.anchor,
             _ => false,
         }
     }

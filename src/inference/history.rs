@@ -52,6 +52,13 @@ impl History {
             .find(|c| !c.occupied && c.at >= from)
             .map(|c| c.at)
     }
+
+    /// When `square` was first filled (read occupied) at or after `from`.
+    pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
+        self.on(square)
+            .find(|c| c.occupied && c.at >= from)
+            .map(|c| c.at)
+    }
 }
 
 #[cfg(test)]
@@ -80,6 +87,8 @@ mod tests {
         assert_eq!(h.left(Square::E2, ms(0)), Some(ms(10)));
         assert_eq!(h.left(Square::E2, ms(11)), Some(ms(40)));
         assert_eq!(h.left(Square::E4, ms(0)), None);
+        assert_eq!(h.filled(Square::E2, ms(0)), Some(ms(30)));
+        assert_eq!(h.filled(Square::E4, ms(21)), None);
         for i in 0..KEPT {
             h.push(Change {
                 at: ms(100 + i as u64),

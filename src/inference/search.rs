@@ -12,7 +12,8 @@ use std::time::Duration;
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role};
 
 use super::codes::{
-    Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, normalize, piece_code,
+    Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, normalize, occupied,
+    piece_code,
 };
 use super::history::History;
 
@@ -43,6 +44,9 @@ pub(crate) struct Evidence<'a> {
     /// previous move's piece did) can have moved.
     pub history: &'a History,
     pub start: Duration,
+    /// How far apart two readings of one moment can be (a scan): a change read in one
+    /// scan may have happened before one read in the scan before it.
+    pub scan: Duration,
 }
 
 /// The outcome of a search.
@@ -69,6 +73,8 @@ pub(crate) enum Explanation {
 struct Step {
     mv: Move,
     squares: Bitboard,
+    /// The empty squares it fills.
+    fills: Bitboard,
     lift: Duration,
 }
 
@@ -194,19 +200,32 @@ impl Search<'_> {
             if path.is_empty() && Some(mv) == self.skip_first {
                 continue;
             }
-            // On an occupancy-only board only a piece seen leaving its square can move.
+            // On an occupancy-only board only a piece seen leaving its square can move,
+            // after the previous move's piece left and landed.
             let lift = if self.occupancy_only {
                 let after = path.last().map_or(self.evidence.start, |s| s.lift);
                 match self.lifted(mv, after) {
-                    Some(t) => t,
-                    None => continue,
+                    Some(t) if path.last().is_none_or(|s| self.landed_by(s, t)) => t,
+                    _ => continue,
                 }
             } else {
                 Duration::ZERO
             };
             let effect = move_effect(mv, pos.turn(), self.occupancy_only);
             let squares = effect.squares();
-            path.push(Step { mv, squares, lift });
+            // The empty squares the move fills.
+            let fills = squares
+                .into_iter()
+                .filter(|&sq| {
+                    codes[sq.to_usize()] == EMPTY && effect.code_on(sq).is_some_and(|c| c != EMPTY)
+                })
+                .collect();
+            path.push(Step {
+                mv,
+                squares,
+                fills,
+                lift,
+            });
             if remaining == 1 {
                 // Off the move's squares the board still differs where it did.
                 let moved: Bitboard = squares
@@ -250,7 +269,7 @@ impl Search<'_> {
             effect.apply(&mut after);
             let mut pos = before.clone();
             pos.play_unchecked(mv);
-            if !self.in_progress(&pos, &after) {
+            if !self.in_progress(&pos, &after) || !self.lifted_after(&after, path) {
                 return;
             }
         }
@@ -296,6 +315,38 @@ impl Search<'_> {
                     || code == EMPTY
                     || (mv.is_promotion() && sq == mv.to() && code == pawn)
             })
+        })
+    }
+
+    /// On an occupancy-only board, whether the pieces a move in progress has in the hand
+    /// (squares read empty that the sequence leaves occupied: its piece, a piece it
+    /// captures) were seen leaving their squares after the sequence's last move began
+    /// and landed: the next move starts after the last one.
+    fn lifted_after(&self, codes: &Codes, path: &[Step]) -> bool {
+        let Some(last) = path.last().filter(|_| self.occupancy_only) else {
+            return true;
+        };
+        let history = self.evidence.history;
+        (occupied(codes) & !occupied(self.target))
+            .into_iter()
+            .all(|sq| {
+                history
+                    .left(sq, last.lift)
+                    .is_some_and(|t| self.landed_by(last, t))
+            })
+    }
+
+    /// On an occupancy-only board, whether `step`'s piece was seen landing (each empty
+    /// square it fills read occupied) no later than a scan after `next_lift`, when the
+    /// next piece left its square: a player replies to a finished move. (A reading
+    /// within a scan may come in the scan before or after the one of an earlier change.)
+    fn landed_by(&self, step: &Step, next_lift: Duration) -> bool {
+        let history = self.evidence.history;
+        let scan = self.evidence.scan;
+        step.fills.into_iter().all(|sq| {
+            history
+                .filled(sq, step.lift.saturating_sub(scan))
+                .is_some_and(|at| at <= next_lift + scan)
         })
     }
 
@@ -450,6 +501,7 @@ mod tests {
             seen: Bitboard::FULL,
             history: &history,
             start: Duration::ZERO,
+            scan: Duration::from_millis(250),
         };
         explain(start, target, evidence, false, 4, None)
     }
