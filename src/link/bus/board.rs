@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use boardcast_protocol::Message;
 use crate::board::{BoardCommand, BoardCore};
 use crate::inference::{EngineConfig, Event};
 use crate::link::READ_TIMEOUT;
-use crate::link::worker::{BoardRequest, BoardUpdate};
+use crate::link::worker::{BoardRequest, BoardUpdate, UpdateSender};
 use crate::status::{BoardStatus, Connection};
 
 /// What the port thread tells a board's thread.
@@ -47,7 +47,7 @@ pub fn spawn(
     start: BoardStart,
     inputs: Receiver<BoardInput>,
     requests: Receiver<BoardRequest>,
-    updates: Sender<BoardUpdate>,
+    updates: UpdateSender,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
     let mut core = BoardCore::new(start.engine);
@@ -70,7 +70,7 @@ struct BusBoard {
     status: BoardStatus,
     core: BoardCore,
     epoch: Instant,
-    updates: Sender<BoardUpdate>,
+    updates: UpdateSender,
     events: Vec<Event>,
 }
 
