@@ -59,6 +59,9 @@ pub struct GameStatus {
     pub clock_white: Option<String>,
     /// Black's clock, likewise.
     pub clock_black: Option<String>,
+    /// Whose clock runs ("white" or "black"); `None` while it is stopped or unknown.
+    #[serde(default)]
+    pub clock_running: Option<String>,
 }
 
 /// What an operator (through the API) can ask of a board's game.
@@ -236,6 +239,7 @@ impl BoardCore {
             pgn: write_pgn(record),
             clock_white: self.clock.time_of(Color::White),
             clock_black: self.clock.time_of(Color::Black),
+            clock_running: self.clock.running().map(|c| c.to_string()),
         }
     }
 

@@ -144,6 +144,19 @@ impl ClockTracker {
         Some(format_time(&side_time(&times, self.side_of(color)?)))
     }
 
+    /// The colour whose clock is running, once the sides are known; `None` while the
+    /// clock is stopped.
+    pub fn running(&self) -> Option<Color> {
+        let times = self.latest?;
+        if !times.status.running() {
+            return None;
+        }
+        let running = self.running?;
+        [Color::White, Color::Black]
+            .into_iter()
+            .find(|&color| self.side_of(color) == Some(running))
+    }
+
     fn side_of(&self, color: Color) -> Option<ClockSide> {
         let white = self.white_side()?;
         Some(match (color, white) {

@@ -4,10 +4,19 @@
 //!
 //! The relay reads every board's `.state` messages from the JetStream stream: first the
 //! last one of each board (so it starts with the full state at once), then live ones.
-//! Boards are numbered in the relay by (event, round, board) as they stood at start
-//! (rounds compared numerically: 2 before 10), and boards first seen later take the
-//! next numbers, so a number never changes while the relay runs. Calls that would change
-//! anything are refused: they belong to the bridge that reads the board.
+//!
+//! Several relays can serve one broadcast behind a load balancer, so everything a client
+//! sees is numbered the same on every relay, whenever it started:
+//! * a board keeps its number in the round (`--nats-first-board` on the bridges keeps
+//!   those apart); numbers not published yet show as boards still opening. When a newer
+//!   round (by the bridges' send time) publishes a board number, it takes the number over
+//!   from the older round's board: a relay shows one round at a time.
+//! * event ids come from the stream's sequence numbers (see [`IDS_PER_MESSAGE`]), so a
+//!   client can resume (`Last-Event-ID`) on another relay; one that last saw an event
+//!   from before the relay (re)loaded the stream gets a snapshot.
+//!
+//! Calls that would change anything are refused: they belong to the bridge that reads
+//! the board.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -69,15 +78,25 @@ impl RelayError {
     }
 }
 
-/// A board's identity across bridges.
+/// A relay event's id is its state message's stream sequence number times this, plus
+/// the change's place in the message.
+const IDS_PER_MESSAGE: u64 = 1 << 10;
+
+/// A board's identity across bridges: event, round, number.
 type BoardKey = (String, String, usize);
 
-/// The boards the relay knows: their numbers and the last message applied.
+/// What the relay shows under each board number.
 #[derive(Default)]
 struct Boards {
-    ids: HashMap<BoardKey, usize>,
-    /// (run, seq) of the last message applied, by relay number.
-    applied: HashMap<usize, (u64, u64)>,
+    shown: HashMap<usize, Shown>,
+}
+
+/// The board shown under a number, and its last message applied.
+struct Shown {
+    key: BoardKey,
+    sent_ms: u64,
+    /// The bridge's (run, seq).
+    stamp: (u64, u64),
 }
 
 /// Runs the relay until `shutdown` is set.
@@ -112,33 +131,23 @@ async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayE
                 "JetStream stream: {e} (is JetStream enabled, -js?)"
             ))
         })?;
-    let (mut messages, pending) = read_states(&stream)
+    let (mut messages, loaded) = load_states(&stream)
         .await
         .map_err(|e| nats_error(format!("JetStream consumer: {e}")))?;
 
-    // The state at start: the last message of every board, numbered in order.
-    let mut first = Vec::new();
-    while (first.len() as u64) < pending {
-        let Some(Ok(message)) = messages.next().await else {
-            break;
-        };
-        let done = message.info().is_ok_and(|info| info.pending == 0);
-        first.extend(parse(&message.payload));
-        if done {
-            break;
-        }
-    }
-    first.sort_by_key(board_order);
-    let round = first.first().map_or_else(Round::default, |m| Round {
-        event: m.event.clone(),
-        round: m.round.clone(),
-        ..Round::default()
-    });
+    // The round of the newest message names the relay's round.
+    let round =
+        loaded
+            .iter()
+            .max_by_key(|(_, m)| m.sent_ms)
+            .map_or_else(Round::default, |(_, m)| Round {
+                event: m.event.clone(),
+                round: m.round.clone(),
+                ..Round::default()
+            });
     let hub = Arc::new(Hub::new(&[], round));
     let mut boards = Boards::default();
-    for message in first {
-        apply(&hub, &mut boards, message);
-    }
+    apply_loaded(&hub, &mut boards, loaded);
     tracing::info!(boards = hub.board_count(), "relay: loaded the stream");
 
     let listener = http::bind(config.http)
@@ -155,6 +164,8 @@ async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayE
             message = messages.next() => match message {
                 Some(Ok(message)) => {
                     if let Some(state) = parse(&message.payload) {
+                        let sequence = message.info().map_or(0, |i| i.stream_sequence);
+                        hub.advance_event_ids(sequence * IDS_PER_MESSAGE);
                         apply(&hub, &mut boards, state);
                     }
                 }
@@ -163,14 +174,20 @@ async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayE
                     // state of every board again; what was applied already is skipped.
                     tracing::warn!("relay: NATS: {e}; reading the stream again");
                     match reopen(&stream, shutdown).await {
-                        Some(again) => messages = again,
+                        Some((again, loaded)) => {
+                            messages = again;
+                            apply_loaded(&hub, &mut boards, loaded);
+                        }
                         None => break,
                     }
                 }
                 None => {
                     tracing::warn!("relay: the stream ended; reading it again");
                     match reopen(&stream, shutdown).await {
-                        Some(again) => messages = again,
+                        Some((again, loaded)) => {
+                            messages = again;
+                            apply_loaded(&hub, &mut boards, loaded);
+                        }
                         None => break,
                     }
                 }
@@ -181,15 +198,16 @@ async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayE
     Ok(())
 }
 
-/// A new consumer of the state messages, retried until NATS answers (None: shut down).
+/// A new consumer of the state messages and the last message of every board, retried
+/// until NATS answers (None: shut down).
 async fn reopen(
     stream: &jetstream::stream::Stream,
     shutdown: &AtomicBool,
-) -> Option<consumer::pull::Ordered> {
+) -> Option<(consumer::pull::Ordered, Vec<(u64, StateMessage)>)> {
     while !shutdown.load(Ordering::Relaxed) {
         tokio::time::sleep(RETRY).await;
-        match read_states(stream).await {
-            Ok((messages, _)) => return Some(messages),
+        match load_states(stream).await {
+            Ok(loaded) => return Some(loaded),
             Err(e) => tracing::warn!("relay: NATS: {e}; retrying"),
         }
     }
@@ -212,59 +230,106 @@ async fn read_states(
     Ok((consumer.messages().await?, pending))
 }
 
+/// A consumer of the state messages, and the last message of every board with its
+/// stream sequence number, read from it.
+async fn load_states(
+    stream: &jetstream::stream::Stream,
+) -> Result<
+    (consumer::pull::Ordered, Vec<(u64, StateMessage)>),
+    Box<dyn std::error::Error + Send + Sync>,
+> {
+    let (mut messages, pending) = read_states(stream).await?;
+    let mut loaded = Vec::new();
+    let mut read = 0;
+    while read < pending {
+        let Some(message) = messages.next().await else {
+            break;
+        };
+        let message = message?;
+        read += 1;
+        let info = message.info()?;
+        let (sequence, done) = (info.stream_sequence, info.pending == 0);
+        loaded.extend(parse(&message.payload).map(|m| (sequence, m)));
+        if done {
+            break;
+        }
+    }
+    Ok((messages, loaded))
+}
+
+/// Applies the last message of every board, as (re)read from the stream, and numbers
+/// the next events after the newest of them; the events in between were never seen
+/// here, so resuming from before now gives a snapshot.
+fn apply_loaded(hub: &Hub, boards: &mut Boards, loaded: Vec<(u64, StateMessage)>) {
+    let newest = loaded.iter().map(|(sequence, _)| *sequence).max();
+    for (_, message) in loaded {
+        apply(hub, boards, message);
+    }
+    if let Some(newest) = newest {
+        hub.advance_event_ids(newest * IDS_PER_MESSAGE + IDS_PER_MESSAGE - 1);
+    }
+    hub.forget_events();
+}
+
 fn parse(payload: &[u8]) -> Option<StateMessage> {
     serde_json::from_slice(payload)
         .inspect_err(|e| tracing::warn!("relay: a state message that does not parse: {e}"))
         .ok()
 }
 
-/// Adds or updates the board `message` is about.
+/// Shows the board `message` is about under its number, or updates it.
 fn apply(hub: &Hub, boards: &mut Boards, message: StateMessage) {
-    let key = (message.event.clone(), message.round.clone(), message.board);
+    let id = message.board;
+    if id == 0 {
+        tracing::warn!("relay: a state message for board 0, skipped");
+        return;
+    }
+    let key = (message.event.clone(), message.round.clone(), id);
+    let stamp = (message.run, message.seq);
+    let mut changes = message.changes;
+    // Each change needs an id of its own below the next message's (one more for a new
+    // board's connection event); a bridge sends a handful at a time.
+    let room = IDS_PER_MESSAGE as usize - 2;
+    if changes.len() > room {
+        tracing::warn!(
+            board = id,
+            changes = changes.len(),
+            "relay: only the last {room} changes of a message are sent on"
+        );
+        changes.drain(..changes.len() - room);
+    }
     let remote = RemoteBoard {
         status: message.status,
         view: message.view,
         finished_games: message.finished_games,
     };
-    let stamp = (message.run, message.seq);
-    match boards.ids.get(&key) {
-        Some(&id) => {
-            let last = boards.applied.get(&id).copied().unwrap_or_default();
-            if stamp.0 == last.0 && stamp.1 <= last.1 {
-                // Read again after the stream was recreated: already applied.
+    let shown = Shown {
+        key,
+        sent_ms: message.sent_ms,
+        stamp,
+    };
+    match boards.shown.get(&id) {
+        Some(last) if last.key == shown.key => {
+            if stamp.0 == last.stamp.0 && stamp.1 <= last.stamp.1 {
+                // Read again after the stream was reopened: already applied.
                 return;
             }
-            hub.apply_remote(id, remote, &message.changes);
-            boards.applied.insert(id, stamp);
+            hub.apply_remote(id, remote, &changes);
         }
-        None => {
-            let id = hub.add_remote(remote);
+        Some(last) if last.sent_ms > shown.sent_ms => {
+            // A board of an older round than the one shown under this number.
+            return;
+        }
+        last => {
             tracing::info!(
                 board = id,
-                event = %key.0,
-                round = %key.1,
-                number = key.2,
-                "relay: new board"
+                event = %shown.key.0,
+                round = %shown.key.1,
+                replaces = ?last.map(|l| (&l.key.0, &l.key.1)),
+                "relay: showing a board"
             );
-            boards.ids.insert(key, id);
-            boards.applied.insert(id, stamp);
+            hub.put_remote(id, remote, &changes);
         }
     }
-}
-
-/// The order of boards: by event, then round (dot-separated numbers compared as numbers),
-/// then board number.
-fn board_order(message: &StateMessage) -> (String, Vec<u64>, String, usize) {
-    let numbers = message
-        .round
-        .split('.')
-        .map(|part| part.parse().ok())
-        .collect::<Option<Vec<u64>>>()
-        .unwrap_or_default();
-    (
-        message.event.clone(),
-        numbers,
-        message.round.clone(),
-        message.board,
-    )
+    boards.shown.insert(id, shown);
 }

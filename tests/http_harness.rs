@@ -46,7 +46,8 @@ impl Sim {
         Sim::start(&["--interactive"])
     }
 
-    fn start(extra: &[&str]) -> Sim {
+    /// A board started with the simulator options `extra`.
+    pub fn start(extra: &[&str]) -> Sim {
         let mut cmd = boardcast();
         cmd.args(["simulate", "--json", "--seed", "7", "--speed", "4"])
             .args(extra)

@@ -18,6 +18,7 @@ mod http_harness;
 mod inference_streams;
 mod journal;
 mod link;
+mod livechess;
 mod mirror;
 mod nats;
 mod push;

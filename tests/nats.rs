@@ -91,6 +91,89 @@ fn config(dir: &Path, event: &str) -> PathBuf {
     path
 }
 
+/// A bridge for one board, numbered `first` in the round of `config`.
+fn bridge(sim: &Sim, nats: &NatsServer, config: &Path, first: &str) -> Daemon {
+    Daemon::start(
+        &[&sim.path],
+        &[
+            "--nats",
+            &nats.url(),
+            "--nats-first-board",
+            first,
+            "--config",
+            &config.display().to_string(),
+        ],
+    )
+}
+
+fn move_on_board(event: &serde_json::Value, board: u64, ply: u64) -> bool {
+    is_move(event, ply) && event["board"] == board
+}
+
+#[test]
+fn relays_behind_a_load_balancer_agree_on_board_numbers_and_event_ids() {
+    let dir = scratch("nats-two-relays");
+    let nats = NatsServer::start(&dir.join("store"), free_port());
+    let config = config(&dir, "Hall");
+    let mut sims = [Sim::stepped(5), Sim::stepped(6)];
+    // Board 2's bridge comes first: the early relay sees board 2 before board 1.
+    let mut second = bridge(&sims[1], &nats, &config, "2");
+    let moves2 = vec![sims[1].step()];
+    second.wait_json("/api/boards/1", WAIT, |b| sans(b) == moves2);
+    let mut early = relay(&nats.url());
+    early.wait_json("/api/boards/2", WAIT, |b| sans(b) == moves2);
+    let mut first = bridge(&sims[0], &nats, &config, "1");
+    let mut moves1 = vec![sims[0].step()];
+    first.wait_json("/api/boards/1", WAIT, |b| sans(b) == moves1);
+    let mut late = relay(&nats.url());
+    for relay in [&mut early, &mut late] {
+        let boards = relay.wait_json("/api/boards", WAIT, |b| {
+            b.as_array()
+                .is_some_and(|a| a.len() == 2 && sans(&a[0]) == moves1 && sans(&a[1]) == moves2)
+        });
+        assert_eq!(boards[0]["serial"], first.json("/api/boards/1")["serial"]);
+        assert_eq!(boards[1]["serial"], second.json("/api/boards/1")["serial"]);
+    }
+
+    // The next move has the same event id on both relays.
+    let streams = [
+        early.sse("/api/events", None),
+        late.sse("/api/events", None),
+    ];
+    moves1.push(sims[0].step());
+    let ids: Vec<u64> = streams
+        .iter()
+        .map(|stream| {
+            stream
+                .until(WAIT, |e| move_on_board(e, 1, 2))
+                .last()
+                .unwrap()
+                .0
+        })
+        .collect();
+    assert_eq!(ids[0], ids[1], "the same move, different ids");
+
+    // A client that saw it on the early relay resumes on the late one with exactly what
+    // followed on the early one: no snapshot, same events, same ids.
+    moves1.push(sims[0].step());
+    let on_early: Vec<u64> = streams[0]
+        .until(WAIT, |e| move_on_board(e, 1, 3))
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    let resumed = late.sse("/api/events", Some(ids[0]));
+    let on_late = resumed.until(WAIT, |e| move_on_board(e, 1, 3));
+    assert!(
+        on_late.iter().all(|(_, e)| e["type"] != "snapshot"),
+        "{on_late:?}"
+    );
+    let on_late: Vec<u64> = on_late.iter().map(|(id, _)| *id).collect();
+    assert_eq!(on_late, on_early);
+    for relay in [&mut early, &mut late] {
+        assert!(!relay.running.stderr_so_far().contains("panicked"));
+    }
+}
+
 #[test]
 fn a_late_relay_serves_two_bridges_from_nats() {
     let dir = scratch("nats-relay");

@@ -4,11 +4,13 @@
 //! `subscribe` with `{"feed": "eboardevent", "id": FEED, "param": {"serialnr"}}` starts
 //! a feed of `{"response": "feed", "id": FEED, "param": {serialnr, flipped, board,
 //! clock, start, san, match}}` messages, one now and one after each change;
-//! `unsubscribe` with `{"id": FEED}` ends it.
+//! `unsubscribe` with `{"id": FEED}` ends it. `GET /api/v1.0/eboards` answers the
+//! `eboards` list over plain HTTP.
 
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use axum::Json;
 use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
@@ -77,6 +79,18 @@ async fn serve(socket: WebSocket, app: App) {
     }
 }
 
+/// `GET /api/v1.0/eboards`: the REST form of the `eboards` call, which LiveChess serves
+/// too (command-line tools such as PyPI's `livechess` read it).
+pub async fn eboards(State(app): State<App>) -> Json<Value> {
+    Json(eboard_list(&app))
+}
+
+/// Every board as an `eboards` entry, in board order.
+fn eboard_list(app: &App) -> Value {
+    app.hub
+        .with_status(|s| Value::Array(s.boards.iter().map(eboard).collect()))
+}
+
 /// The messages answering one call from the client.
 fn answer(app: &App, feeds: &mut HashMap<i64, usize>, text: &str) -> Vec<Value> {
     let call: Call = match serde_json::from_str(text) {
@@ -84,12 +98,7 @@ fn answer(app: &App, feeds: &mut HashMap<i64, usize>, text: &str) -> Vec<Value> 
         Err(e) => return vec![error(Value::Null, &format!("not a call: {e}"))],
     };
     match call.call.as_str() {
-        "eboards" => {
-            let boards: Vec<Value> = app
-                .hub
-                .with_status(|s| s.boards.iter().map(eboard).collect());
-            vec![reply(call.id, Value::Array(boards))]
-        }
+        "eboards" => vec![reply(call.id, eboard_list(app))],
         "subscribe" => {
             let feed = call.param["id"].as_i64();
             let serial = call.param["param"]["serialnr"].as_str().unwrap_or_default();
@@ -236,7 +245,13 @@ fn clock(board: &BoardStatus) -> Value {
     if white.is_none() && black.is_none() {
         return Value::Null;
     }
-    json!({ "white": white, "black": black, "run": null, "time": now_ms() })
+    // `run`: true while White's clock runs, false while Black's does, null when stopped.
+    let run = match game.and_then(|g| g.clock_running.as_deref()) {
+        Some("white") => Value::Bool(true),
+        Some("black") => Value::Bool(false),
+        _ => Value::Null,
+    };
+    json!({ "white": white, "black": black, "run": run, "time": now_ms() })
 }
 
 /// `h:mm:ss` as seconds.

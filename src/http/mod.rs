@@ -82,6 +82,7 @@ async fn run(listener: TcpListener, app: App, max_connections: usize) {
         .route("/api/events", get(sse::all_events))
         .route("/api/ws", get(ws::events))
         .route("/api/v1.0", get(livechess::socket))
+        .route("/api/v1.0/eboards", get(livechess::eboards))
         .layer(DefaultBodyLimit::max(limits::MAX_BODY))
         .layer(axum::middleware::from_fn(limits::refuse_large_bodies))
         .with_state(app);

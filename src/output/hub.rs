@@ -59,6 +59,9 @@ struct HubState {
     round: Round,
     ring: VecDeque<Arc<Published>>,
     last_id: u64,
+    /// The oldest event id a client can resume from: every event after it is in the
+    /// ring (ids need not be consecutive).
+    resumable_from: u64,
 }
 
 impl Hub {
@@ -84,6 +87,7 @@ impl Hub {
                 round,
                 ring: VecDeque::with_capacity(RING),
                 last_id: 0,
+                resumable_from: 0,
             }),
             live: broadcast::channel(LIVE_BACKLOG).0,
             pgn_changed: watch::channel(0).0,
@@ -169,8 +173,10 @@ impl Hub {
             board: index + 1,
             json: serde_json::to_string(&event).unwrap_or_default(),
         });
-        if state.ring.len() == RING {
-            state.ring.pop_front();
+        if state.ring.len() == RING
+            && let Some(dropped) = state.ring.pop_front()
+        {
+            state.resumable_from = dropped.id;
         }
         state.ring.push_back(published.clone());
         // No receivers is fine: nobody is watching.
@@ -184,9 +190,8 @@ impl Hub {
         let state = self.lock();
         // Subscribing under the lock: every event is either in the backlog or live.
         let live = self.live.subscribe();
-        let oldest = state.ring.front().map_or(state.last_id + 1, |p| p.id);
         let backlog = match since {
-            Some(since) if since + 1 >= oldest && since <= state.last_id => state
+            Some(since) if since >= state.resumable_from && since <= state.last_id => state
                 .ring
                 .iter()
                 .filter(|p| p.id > since && board.is_none_or(|b| p.board == b))
@@ -291,24 +296,45 @@ impl Hub {
         ))
     }
 
-    /// Adds a board fed from elsewhere (a relay's NATS feed) as the next board number,
-    /// which it returns; live clients are told of it by a connection event.
-    pub fn add_remote(&self, board: RemoteBoard) -> usize {
+    /// Shows board `id` as fed from elsewhere (a relay's NATS feed), adding it, and
+    /// numbers below it not seen yet as boards still opening, when it is new; live
+    /// clients are told by a connection event, then get `changes`.
+    pub fn put_remote(&self, id: usize, board: RemoteBoard, changes: &[Change]) {
+        if id == 0 {
+            return;
+        }
         let mut state = self.lock();
-        let id = state.views.len() + 1;
-        state
-            .status
-            .boards
-            .push(BoardStatus::new(id, PathBuf::new()));
-        state.views.push(board.view.clone());
-        state.archives.push(Vec::new());
-        let change = Change::Connection {
+        while state.views.len() < id {
+            let status = BoardStatus::new(state.views.len() + 1, PathBuf::new());
+            let view = BoardView::new(&status, &state.round);
+            state.status.boards.push(status);
+            state.views.push(view);
+            state.archives.push(Vec::new());
+        }
+        drop(state);
+        let mut all = vec![Change::Connection {
             connection: board.status.connection,
             serial: board.status.serial.clone(),
-        };
-        drop(state);
-        self.apply_remote(id, board, &[change]);
-        id
+        }];
+        all.extend_from_slice(changes);
+        self.apply_remote(id, board, &all);
+    }
+
+    /// Moves the event numbering on so that the next event gets at least `id + 1`. A
+    /// relay numbers its events from the NATS stream's sequence this way, so that every
+    /// relay gives the same event the same id and a client can resume on any of them.
+    pub fn advance_event_ids(&self, id: u64) {
+        let mut state = self.lock();
+        state.last_id = state.last_id.max(id);
+    }
+
+    /// Forgets the recent events: a client that asks to resume from before now gets a
+    /// snapshot. For a relay that (re)loaded boards from their last messages, whose
+    /// events in between it never saw.
+    pub fn forget_events(&self) {
+        let mut state = self.lock();
+        state.ring.clear();
+        state.resumable_from = state.last_id;
     }
 
     /// Replaces board `id` with what its bridge published, and publishes `changes`
@@ -423,6 +449,22 @@ mod tests {
         moves(&hub, RING + 10);
         assert_eq!(ids(&hub.subscribe(Some(5), None)), [(RING as u64 + 10, 0)]);
         assert_eq!(hub.subscribe(Some(20), None).backlog.len(), RING - 10);
+    }
+
+    #[test]
+    fn ids_with_gaps_resume_but_not_from_before_a_reload() {
+        let hub = hub();
+        moves(&hub, 2);
+        // A relay reloaded its boards: ids 1 and 2 cannot be resumed exactly any more.
+        hub.forget_events();
+        hub.advance_event_ids(1 << 10);
+        moves(&hub, 1);
+        assert_eq!(ids(&hub.subscribe(Some(1), None)), [(1025, 0)], "snapshot");
+        assert_eq!(ids(&hub.subscribe(Some(2), None)), [(1025, 1)]);
+        hub.advance_event_ids(3 << 10);
+        moves(&hub, 1);
+        assert_eq!(ids(&hub.subscribe(Some(1025), None)), [(3073, 1)]);
+        assert_eq!(ids(&hub.subscribe(Some(2), None)), [(1025, 1), (3073, 1)]);
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct BoardView {
     pub clock_white: Option<String>,
     /// Black's clock, likewise.
     pub clock_black: Option<String>,
+    /// Whose clock runs, "white" or "black"; `None` while it is stopped.
+    #[serde(default)]
+    pub clock_running: Option<String>,
     /// The Round tag, `R.B`.
     pub round: String,
     /// The player with White.
@@ -73,6 +76,7 @@ impl BoardView {
             result: game.map_or_else(|| "*".into(), |g| g.result.clone()),
             clock_white: game.and_then(|g| g.clock_white.clone()),
             clock_black: game.and_then(|g| g.clock_black.clone()),
+            clock_running: game.and_then(|g| g.clock_running.clone()),
             round: round.round_tag(board.id),
             white,
             black,
@@ -133,6 +137,7 @@ mod tests {
             pgn: pgn.into(),
             clock_white: None,
             clock_black: None,
+            clock_running: None,
         }
     }
 
