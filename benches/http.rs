@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use shakmaty::{Chess, Position};
 
 mod common;
-use common::{FakeBoard, corpus_games, raw_board, report};
+use common::{FakeBoard, corpus_games, daemon_binary, raw_board, report};
 
 /// The settle window the daemon runs with; subtracted from every figure.
 const SETTLE_MS: u64 = 40;
@@ -61,7 +61,7 @@ fn main() {
 /// The daemon on `board`, HTTP on a free port; returns it, its base address, and the
 /// times (seconds of the UTC day) at which its worker logged each move, by ply.
 fn daemon(board: &FakeBoard) -> (Child, String, Receiver<(u64, f64)>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_boardcast"))
+    let mut child = Command::new(daemon_binary())
         .args(["run", "--http", "127.0.0.1:0", "--token", "bench"])
         .args(["--settle-ms", &SETTLE_MS.to_string()])
         .arg("--port")

@@ -24,7 +24,7 @@ use boardcast_protocol::SquareIndex;
 use shakmaty::{Chess, Move, Position};
 
 mod common;
-use common::{FakeBoard, corpus_games, raw_board, report};
+use common::{FakeBoard, corpus_games, daemon_binary, raw_board, report};
 
 /// The daemon's default settle window; subtracted from every latency.
 const SETTLE_MS: u64 = 250;
@@ -145,7 +145,7 @@ fn run(count: usize, play_for: Duration) {
 
 /// The daemon on every board, HTTP on a free port; returns it and its base address.
 fn daemon(players: &[Player]) -> (Child, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_boardcast"));
+    let mut cmd = Command::new(daemon_binary());
     cmd.args(["run", "--http", "127.0.0.1:0", "--token", "bench"])
         .env("RUST_LOG", "warn,boardcast::http=info")
         .stderr(Stdio::piped());

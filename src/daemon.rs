@@ -3,13 +3,13 @@
 //! the PGN directory and the push to a broadcast.
 //!
 //! The workers are plain threads (each owns a serial port); the hub and the outputs run
-//! on a small tokio runtime, fed from the workers' channel through a bridge thread.
+//! on a small tokio runtime, which receives the workers' updates on a channel.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::board::BoardCommand;
@@ -20,7 +20,7 @@ use crate::link::bus::{BusShared, BusSpec, spawn_bus};
 use crate::link::discovery::{self, DiscoveryConfig, DiscoveryContext};
 use crate::link::open_port;
 use crate::link::session::LinkConfig;
-use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker};
+use crate::link::worker::{BoardSpec, BoardUpdate, BoardWorker, UpdateSender};
 use crate::output::control::BoardControl;
 use crate::output::files::keep_pgn_dir;
 use crate::output::hub::Hub;
@@ -138,7 +138,7 @@ pub fn run(
         .enable_all()
         .build()
         .map_err(RunError::Start)?;
-    let (updates, received) = mpsc::channel();
+    let (updates, received) = tokio::sync::mpsc::unbounded_channel();
     let mut workers = Vec::new();
     // Operator requests for each board, by board number − 1 (None: the port did not
     // open, so no worker serves it).
@@ -242,7 +242,7 @@ fn start_buses(
     config: &DaemonConfig,
     hub: &Arc<Hub>,
     control: &BoardControl,
-    updates: &mpsc::Sender<BoardUpdate>,
+    updates: &UpdateSender,
     shutdown: &Arc<AtomicBool>,
     first_error: &mut Option<DaemonError>,
 ) -> Vec<std::thread::JoinHandle<()>> {
@@ -309,7 +309,7 @@ async fn serve(
     config: &DaemonConfig,
     hub: Arc<Hub>,
     control: BoardControl,
-    received: Receiver<BoardUpdate>,
+    mut received: tokio::sync::mpsc::UnboundedReceiver<BoardUpdate>,
     shutdown: &AtomicBool,
     on_change: &mut impl FnMut(&DaemonStatus),
 ) -> Result<(), RunError> {
@@ -323,28 +323,28 @@ async fn serve(
     if let Some(target) = &config.nats {
         tokio::spawn(publish_to_nats(hub.clone(), target.clone()));
     }
-    let (bridge, mut updates) = tokio::sync::mpsc::unbounded_channel();
-    // The workers speak std channels; this thread carries their updates into the
-    // runtime, and ends when the workers have gone and dropped their senders.
-    std::thread::Builder::new()
-        .name("board-updates".into())
-        .spawn(move || {
-            while let Ok(update) = received.recv() {
-                if bridge.send(update).is_err() {
-                    break;
-                }
+    // The hub takes the updates in a task on the runtime's threads: the live events it
+    // publishes then wake the clients' tasks on the same thread (tokio runs a task woken
+    // by the running one next), not through another thread. The task ends when the
+    // workers have gone and dropped their senders.
+    let (applied, mut changes) = tokio::sync::watch::channel(());
+    let applier = hub.clone();
+    tokio::spawn(async move {
+        while let Some(update) = received.recv().await {
+            applier.apply(update);
+            while let Ok(update) = received.try_recv() {
+                applier.apply(update);
             }
-        })
-        .map_err(RunError::Start)?;
+            applied.send_replace(());
+        }
+    });
     let mut poll = tokio::time::interval(SHUTDOWN_POLL);
     while !shutdown.load(Ordering::Relaxed) {
         tokio::select! {
-            update = updates.recv() => {
-                let Some(update) = update else { break };
-                hub.apply(update);
-                // Coalesce a burst of updates into one status write.
-                while let Ok(update) = updates.try_recv() {
-                    hub.apply(update);
+            // A burst of updates makes one status write.
+            seen = changes.changed() => {
+                if seen.is_err() {
+                    break;
                 }
                 if let Some(path) = &config.status_file {
                     hub.with_status(|status| write_status_file(path, status))

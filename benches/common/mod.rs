@@ -116,6 +116,15 @@ impl FakeBoard {
     }
 }
 
+/// The daemon binary a bench runs: this build's, or the one `BOARDCAST_BENCH_BIN` names
+/// (to compare two builds side by side in the same time window on a shared machine).
+pub fn daemon_binary() -> PathBuf {
+    std::env::var_os("BOARDCAST_BENCH_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_boardcast")),
+        PathBuf::from,
+    )
+}
+
 /// The DGT codes of a position, in board index order.
 pub fn raw_board(position: &Chess) -> RawBoard {
     let text: String = (0..64)
@@ -163,4 +172,21 @@ pub fn report(name: &str, mut values: Vec<f64>) {
         percentile(&values, 99.0),
         values[values.len() - 1]
     );
+    // The shape of the tail: a fixed delay (a timer, a TCP acknowledgement) shows as a
+    // bump far from p50, queueing as a smooth spread.
+    let bounds = [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 35.0, 50.0, f64::INFINITY];
+    let mut from = 0.0;
+    let mut buckets = Vec::new();
+    for to in bounds {
+        let n = values.iter().filter(|&&v| v >= from && v < to).count();
+        if n > 0 {
+            buckets.push(format!("[{from}, {to}): {n}"));
+        }
+        from = to;
+    }
+    let below = values.iter().filter(|&&v| v < 0.0).count();
+    if below > 0 {
+        buckets.insert(0, format!("< 0: {below}"));
+    }
+    println!("  distribution (ms): {}", buckets.join(", "));
 }

@@ -123,6 +123,12 @@ impl Listener for LimitedListener {
             };
             match self.permits.clone().try_acquire_owned() {
                 Ok(permit) => {
+                    // Live events are small writes in quick succession: with Nagle's
+                    // algorithm one waits for the client's delayed ACK of the one
+                    // before (40 ms on Linux).
+                    if let Err(e) = stream.set_nodelay(true) {
+                        tracing::debug!(%addr, "cannot set TCP_NODELAY: {e}");
+                    }
                     return (
                         Limited {
                             stream,

@@ -21,7 +21,7 @@ use serialport::{SerialPort, TTYPort};
 
 use super::open_port;
 use super::session::LinkConfig;
-use super::worker::{BoardRequest, BoardSpec, BoardUpdate, BoardWorker};
+use super::worker::{BoardRequest, BoardSpec, BoardUpdate, BoardWorker, UpdateSender};
 use crate::board::BoardCommand;
 use crate::inference::EngineConfig;
 use crate::output::control::BoardControl;
@@ -126,7 +126,7 @@ impl Handover {
 /// What the discovery thread shares with the daemon.
 pub struct DiscoveryContext {
     /// Where workers send their updates.
-    pub updates: Sender<BoardUpdate>,
+    pub updates: UpdateSender,
     /// The hub, which grows when a board beyond the known ones is found.
     pub hub: Arc<Hub>,
     /// Operator requests, where found boards' workers are registered.

@@ -8,7 +8,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,7 @@ pub struct BoardWorker {
     /// The board's status, kept current and sent on every change.
     status: BoardStatus,
     config: LinkConfig,
-    updates: Sender<BoardUpdate>,
+    updates: UpdateSender,
     requests: Receiver<BoardRequest>,
     shutdown: Arc<AtomicBool>,
     epoch: Instant,
@@ -72,6 +72,10 @@ pub struct BoardWorker {
     recorder: Option<Recorder>,
     handover: Option<Handover>,
 }
+
+/// Where workers send their updates: the daemon's runtime receives them directly (a send
+/// never blocks, and no thread sits between a board and the hub).
+pub type UpdateSender = tokio::sync::mpsc::UnboundedSender<BoardUpdate>;
 
 /// What a worker tells the rest of the daemon after a change: the board's whole status,
 /// and the game events that happened since the last update, oldest first.
@@ -91,7 +95,7 @@ impl BoardWorker {
     pub fn spawn(
         board: BoardSpec,
         port: TTYPort,
-        updates: Sender<BoardUpdate>,
+        updates: UpdateSender,
         requests: Receiver<BoardRequest>,
         shutdown: Arc<AtomicBool>,
     ) -> std::io::Result<JoinHandle<()>> {
@@ -176,7 +180,7 @@ impl BoardWorker {
             self.core.tick(self.now());
             while let Some(command) = session.poll_transmit() {
                 let bytes = command.encode();
-                self.record(Direction::ToBoard, &bytes);
+                self.record(self.now(), Direction::ToBoard, &bytes);
                 if let Err(e) = port.write_all(&bytes) {
                     return format!("write failed: {e}");
                 }
@@ -203,10 +207,14 @@ impl BoardWorker {
             match port.read(&mut buf) {
                 Ok(0) => return "port closed".to_string(),
                 Ok(n) => {
-                    self.record(Direction::FromBoard, &buf[..n]);
+                    // The bytes' time, for every message in them: a settle window runs
+                    // from the byte that completed the board, not from when its message
+                    // was decoded.
+                    let now = self.now();
+                    self.record(now, Direction::FromBoard, &buf[..n]);
                     decoder.feed(&buf[..n]);
                     while let Some(decoded) = decoder.poll() {
-                        changed |= self.handle(decoded, &mut session);
+                        changed |= self.handle(decoded, &mut session, now);
                     }
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
@@ -216,8 +224,7 @@ impl BoardWorker {
         "daemon stopping".to_string()
     }
 
-    fn handle(&mut self, decoded: Decoded, session: &mut LinkSession) -> bool {
-        let now = self.now();
+    fn handle(&mut self, decoded: Decoded, session: &mut LinkSession, now: Duration) -> bool {
         match decoded {
             Decoded::Garbage { bytes, reason } => {
                 tracing::debug!(port = %self.status.port.display(), bytes, ?reason, "skipped bytes");
@@ -288,13 +295,12 @@ impl BoardWorker {
         changed
     }
 
-    /// Logs the engine's events and refreshes the game status; returns whether there
+    /// Takes the engine's events and refreshes the game status; returns whether there
     /// were any.
     fn take_game_events(&mut self) -> bool {
         let mut any = false;
         while let Some(event) = self.core.poll_event() {
             any = true;
-            log_event(self.status.id, &event);
             self.events.push(event);
         }
         if any {
@@ -332,8 +338,7 @@ impl BoardWorker {
     }
 
     /// Appends to the recording; a failing recording is stopped, never the board.
-    fn record(&mut self, direction: Direction, bytes: &[u8]) {
-        let at = self.now();
+    fn record(&mut self, at: Duration, direction: Direction, bytes: &[u8]) {
         if let Some(recorder) = &mut self.recorder
             && let Err(e) = recorder.write(at, direction, bytes)
         {
@@ -372,18 +377,23 @@ impl BoardWorker {
 /// Sends a board's whole status with the game events not yet sent and the games its
 /// core finished since the last update (a worker's and a bus board's thread alike).
 pub(crate) fn send_update(
-    updates: &Sender<BoardUpdate>,
+    updates: &UpdateSender,
     status: &BoardStatus,
     events: &mut Vec<Event>,
     core: &mut JournaledCore,
 ) {
+    let events = std::mem::take(events);
     let update = BoardUpdate {
         status: status.clone(),
-        events: std::mem::take(events),
+        events: events.clone(),
         finished_games: core.take_finished_games(),
     };
     // The receiver only goes away when the daemon is shutting down.
     let _ = updates.send(update);
+    // Logged once published: a log write is not on a move's way to its viewers.
+    for event in &events {
+        log_event(status.id, event);
+    }
 }
 
 /// Logs a board's engine event at the level an operator needs it.

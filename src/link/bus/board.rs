@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use boardcast_protocol::{BusAddress, Message};
 use crate::inference::{EngineConfig, Event};
 use crate::journal::JournaledCore;
 use crate::link::READ_TIMEOUT;
-use crate::link::worker::{BoardRequest, BoardUpdate, log_event, send_update, serve_requests};
+use crate::link::worker::{BoardRequest, UpdateSender, send_update, serve_requests};
 use crate::status::{BoardStatus, Connection};
 
 /// What the port thread tells a board's thread.
@@ -59,7 +59,7 @@ pub fn spawn(
     start: BoardStart,
     inputs: Receiver<BoardInput>,
     requests: Receiver<BoardRequest>,
-    updates: Sender<BoardUpdate>,
+    updates: UpdateSender,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
     let id = start.status.id;
@@ -85,7 +85,7 @@ struct BusBoard {
     status: BoardStatus,
     core: JournaledCore,
     epoch: Instant,
-    updates: Sender<BoardUpdate>,
+    updates: UpdateSender,
     events: Vec<Event>,
 }
 
@@ -120,7 +120,6 @@ impl BusBoard {
             let now = self.now();
             changed |= serve_requests(requests, &mut self.core, now);
             while let Some(event) = self.core.poll_event() {
-                log_event(self.status.id, &event);
                 self.events.push(event);
                 changed = true;
             }

@@ -34,7 +34,7 @@ use super::session::{LinkConfig, LinkState};
 use super::{READ_TIMEOUT, open_port};
 use crate::board::BoardCommand;
 use crate::inference::EngineConfig;
-use crate::link::worker::BoardUpdate;
+use crate::link::worker::UpdateSender;
 use crate::output::control::BoardControl;
 use crate::output::hub::Hub;
 use crate::recording::{Direction, Recorder};
@@ -66,7 +66,7 @@ pub struct BusShared {
     /// Where each new board's request channel is registered.
     pub control: BoardControl,
     /// Where the boards' updates go.
-    pub updates: Sender<BoardUpdate>,
+    pub updates: UpdateSender,
     /// Set when the daemon stops.
     pub shutdown: Arc<AtomicBool>,
 }
