@@ -7,9 +7,10 @@
 //! arrives whole. A repeated packet that was in fact already applied only sets squares to
 //! the values they have, so a duplicate is harmless while a loss would not be.
 //!
-//! No board waits for another beyond one reply timeout: a board that fails twice in a row
-//! is polled only once per `trouble_poll`, so a silent board costs the line at most one
-//! timeout per that period, and the others go on being polled in between.
+//! No board waits for another beyond one reply timeout: a board that times out twice in a
+//! row is polled only once per `trouble_poll`, so a silent board costs the line at most
+//! one timeout per that period, and the others go on being polled in between. A board
+//! whose replies arrive garbled is asked again at once (round-robin with the others).
 //!
 //! Clocks: a bus board does not send clock readings by itself, so every board is asked
 //! for one (SEND_CLK) once per `clock_poll`, in place of one SEND_CHANGES; a board that
@@ -207,7 +208,7 @@ impl BusSession {
                         f.command.address == address || expected_id(f.command.kind) == Some(id)
                     });
                     if let Some(flight) = ours {
-                        self.fail(flight.command, now);
+                        self.fail(flight.command, true, now);
                     }
                     let known = ours.map(|f| f.command.address).or_else(|| {
                         self.peers
@@ -246,7 +247,7 @@ impl BusSession {
             && now >= flight.progress + self.config.reply_timeout
         {
             tracing::debug!(address = %flight.command.address, kind = ?flight.command.kind, "bus: reply timeout");
-            self.fail(flight.command, now);
+            self.fail(flight.command, false, now);
         }
         for peer in &mut self.peers {
             if peer.state == LinkState::Responding
@@ -275,7 +276,7 @@ impl BusSession {
     /// now on (a recording cut out of a longer one).
     pub fn observe(&mut self, command: BusCommand, now: Duration) {
         if let Some(flight) = self.in_flight {
-            self.fail(flight.command, now);
+            self.fail(flight.command, false, now);
         }
         if !command.address.is_broadcast() {
             self.know(command.address, now);
@@ -388,8 +389,8 @@ impl BusSession {
         }
     }
 
-    /// The request to `command.address` failed (timeout or bad checksum).
-    fn fail(&mut self, command: BusCommand, now: Duration) {
+    /// The request to `command.address` failed: a bad checksum (`answered`) or a timeout.
+    fn fail(&mut self, command: BusCommand, answered: bool, now: Duration) {
         self.in_flight = None;
         let trouble = self.config.trouble_poll;
         let no_clock_poll = self.config.no_clock_poll;
@@ -410,10 +411,15 @@ impl BusSession {
         }
         if peer.failures >= 2 {
             peer.needs_dump = true;
-            peer.next_poll = now + trouble;
-        } else {
-            peer.next_poll = now;
         }
+        // Only a board that does not answer waits: one that answers garbled is asked
+        // again at once, as the changes it holds are the game's history, and while it
+        // waited they would pile up into a dump that shows several moves at once.
+        peer.next_poll = if peer.failures >= 2 && !answered {
+            now + trouble
+        } else {
+            now
+        };
     }
 
     fn on_reply(&mut self, address: BusAddress, message: BusMessage, now: Duration) {
