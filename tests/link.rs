@@ -9,9 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use boardcast_protocol::square::SquareIndex;
 use boardcast_protocol::{Command, CommandDecoder, Message, RawBoard};
 
 use crate::harness::{BarePty, Running, boardcast, poll, read_status, scratch};
+use crate::http_harness::{Daemon, Sim};
 
 /// A minimal DGT board played by the test: answers identification and dumps while
 /// `answering` is set, and reports every command it receives.
@@ -91,4 +93,47 @@ fn silent_board_is_not_responding_then_gets_a_fresh_dump() {
         fresh_dump.is_some(),
         "a fresh dump is requested after the board answers again"
     );
+}
+
+#[test]
+fn a_flooding_board_holds_up_no_other() {
+    // Board 1 answers the init, then floods: a pawn flickering on a2 and garbage bytes, as
+    // fast as the daemon reads them, for the whole test.
+    let flood = BarePty::open();
+    let _commands = fake_board(&flood, Arc::new(AtomicBool::new(true)));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let mut master = flood.master.try_clone().expect("clone master");
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let a2 = SquareIndex::new(48).expect("a2");
+            let mut rounds = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                for code in [0, 1] {
+                    let _ = master.write_all(&Message::FieldUpdate { square: a2, code }.encode());
+                }
+                let _ = master.write_all(&[0xff, 0x00, 0x13]);
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let mut sim = Sim::stepped(7);
+    let flood_path = flood.path.display().to_string();
+    let mut daemon = Daemon::start(&[&flood_path, &sim.path], &[]);
+    let played: Vec<String> = (0..8).map(|_| sim.step()).collect();
+    daemon.wait_json("/api/boards/2", Duration::from_secs(30), |b| {
+        b["moves"] == serde_json::json!(played)
+    });
+    let flooded = daemon.json("/api/boards/1");
+    stop.store(true, Ordering::SeqCst);
+    let rounds = writer.join().expect("flood writer");
+    assert!(rounds > 1000, "the flood was real: {rounds} rounds");
+    assert_eq!(flooded["connection"], "responding", "{flooded}");
+    assert_eq!(
+        flooded["moves"],
+        serde_json::json!([]),
+        "flicker made no move"
+    );
+    assert!(!daemon.running.stderr_so_far().contains("panicked"));
 }
