@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::games::{decided_result, expected_sans};
-use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
 use crate::http_harness::{Daemon, TOKEN, send_json};
 use crate::record::sans;
 use boardcast_simulator::{
@@ -42,17 +42,6 @@ fn board<'a>(status: &'a serde_json::Value, serial: &str) -> Option<&'a serde_js
         .as_array()?
         .iter()
         .find(|b| b["serial"] == serial)
-}
-
-fn moves(board: &serde_json::Value) -> Vec<String> {
-    board["game"]["moves"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

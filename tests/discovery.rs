@@ -11,7 +11,7 @@ use boardcast_simulator::{
     Plug, PlugEvent, PtyBoard, Script, SimConfig, Source, spawn_on_pty_with,
 };
 
-use crate::harness::{BarePty, Running, boardcast, poll, read_status, scratch};
+use crate::harness::{BarePty, Running, boardcast, moves, poll, read_status, scratch};
 use crate::replug::{OPENING, sans};
 
 /// A board with serial number `serial` playing the first `plies` of `OPENING`, reached
@@ -41,17 +41,6 @@ fn linked(link: PathBuf) -> Plug {
 fn boards(status: &Path) -> Vec<serde_json::Value> {
     read_status(status)
         .and_then(|s| s["boards"].as_array().cloned())
-        .unwrap_or_default()
-}
-
-fn moves(board: &serde_json::Value) -> Vec<String> {
-    board["game"]["moves"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
         .unwrap_or_default()
 }
 

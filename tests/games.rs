@@ -8,7 +8,7 @@ use boardcast_simulator::{Noise, PtyBoard, Script, SimConfig, Source, spawn_on_p
 use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Color, Position};
 
-use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
 
 /// Games allowed to differ from the source. The goal is 0. Inference is still short of
 /// it (3 of these 21 games differed at 8227d16), and boards over ptys run in real time on
@@ -99,16 +99,7 @@ fn twenty_real_games_on_twenty_boards_are_recorded_exactly() {
     let mut failures = Vec::new();
     for (i, script) in games.iter().enumerate() {
         let want = expected_sans(script);
-        let recorded = |json: &serde_json::Value| -> Vec<String> {
-            json["boards"][i]["game"]["moves"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|m| m.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let recorded = |json: &serde_json::Value| moves(&json["boards"][i]);
         let exact = poll(Duration::from_secs(5), || {
             read_status(&status).filter(|j| recorded(j) == want)
         });

@@ -128,6 +128,23 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The strings of a JSON array (e.g. a board's SAN moves); empty when it is none.
+pub fn strings(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The moves recorded on `board`, a board of the status file.
+pub fn moves(board: &serde_json::Value) -> Vec<String> {
+    strings(&board["game"]["moves"])
+}
+
 /// Reads the daemon's status file, if it exists and parses.
 pub fn read_status(path: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(path).ok()?;

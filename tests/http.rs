@@ -8,20 +8,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{boardcast, scratch};
-use crate::http_harness::{Daemon, Sim, TOKEN, is_move, send_json};
+use crate::http_harness::{Daemon, Sim, TOKEN, is_move, sans, send_json};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn sans(board: &serde_json::Value) -> Vec<String> {
-    board["moves"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 #[test]
 fn boards_pgn_files_and_game_data_follow_the_game() {

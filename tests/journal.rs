@@ -9,7 +9,7 @@ use std::time::Duration;
 use boardcast_simulator::{ClockConfig, PtyBoard, Script, SimConfig, Source, spawn_on_pty};
 
 use crate::harness::{Running, boardcast, poll, read_status, scratch};
-use crate::http_harness::Daemon;
+use crate::http_harness::{Daemon, sans};
 
 /// The opening of Kasparov – Topalov, Wijk aan Zee 1999: castling both ways, captures,
 /// a recapture on the same square.
@@ -161,10 +161,6 @@ impl Hands {
             std::thread::sleep(Duration::from_millis(300));
         }
     }
-}
-
-fn sans(json: &serde_json::Value) -> Vec<String> {
-    serde_json::from_value(json["moves"].clone()).unwrap_or_default()
 }
 
 fn journal_file(dir: &Path) -> PathBuf {

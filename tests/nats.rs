@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 
 use crate::harness::{Running, boardcast, poll, scratch};
-use crate::http_harness::{Daemon, Sim, is_move, send_json};
+use crate::http_harness::{Daemon, Sim, is_move, sans, send_json};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -68,17 +68,6 @@ fn last_in_stream(url: &str, subject: &str) -> Option<String> {
         let message = stream.get_last_raw_message_by_subject(subject).await.ok()?;
         String::from_utf8(message.payload.to_vec()).ok()
     })
-}
-
-fn sans(board: &serde_json::Value) -> Vec<String> {
-    board["moves"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn config(dir: &Path, event: &str) -> PathBuf {

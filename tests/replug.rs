@@ -12,7 +12,7 @@ use boardcast_simulator::{
 };
 use shakmaty::san::SanPlus;
 
-use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
 
 /// A Ruy Lopez, 20 plies.
 pub const OPENING: [&str; 20] = [
@@ -61,17 +61,6 @@ fn daemon(port: &Path, status: &Path, extra: &[&str]) -> Running {
 
 fn board_status(status: &Path) -> serde_json::Value {
     read_status(status).map_or(serde_json::Value::Null, |s| s["boards"][0].clone())
-}
-
-fn moves(board: &serde_json::Value) -> Vec<String> {
-    board["game"]["moves"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn wait_for(events: &Receiver<PlugEvent>, timeout: Duration) -> Option<PlugEvent> {
