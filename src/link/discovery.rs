@@ -22,7 +22,6 @@ use serialport::{SerialPort, TTYPort};
 use super::open_port;
 use super::session::LinkConfig;
 use super::worker::{BoardRequest, BoardSpec, BoardUpdate, BoardWorker, UpdateSender};
-use crate::board::BoardCommand;
 use crate::inference::EngineConfig;
 use crate::output::control::BoardControl;
 use crate::output::hub::Hub;
@@ -353,18 +352,9 @@ impl Discovery {
                 self.workers.push(worker);
                 self.boards.insert(id, handover);
                 self.context.control.set(id, requests);
-                let tags = self.context.hub.round().tags(id);
-                let sent =
-                    self.context
-                        .control
-                        .send(id, BoardCommand::SetTags(tags), move |outcome| {
-                            if let Err(e) = outcome {
-                                tracing::warn!(board = id, "tags not applied: {e}");
-                            }
-                        });
-                if let Err(e) = sent {
-                    tracing::warn!(board = id, "tags not sent: {e}");
-                }
+                self.context
+                    .control
+                    .tag_from_round(id, &self.context.hub.round());
             }
             Err(e) => {
                 tracing::error!(board = id, "cannot start a thread: {e}");

@@ -10,6 +10,7 @@ use tokio::sync::oneshot;
 use crate::board::BoardCommand;
 use crate::inference::EngineError;
 use crate::link::worker::BoardRequest;
+use crate::output::round::Round;
 
 /// How long to wait for a worker to carry out a command; a board whose port is being
 /// reopened only serves commands once it is back.
@@ -81,6 +82,19 @@ impl BoardControl {
         sender
             .send(request)
             .map_err(|_| ControlError::NotRunning(id))
+    }
+
+    /// Tags board `id`'s games from `round` (a board found after the start: the round
+    /// as it stands now), logging what fails.
+    pub fn tag_from_round(&self, id: usize, round: &Round) {
+        let sent = self.send(id, BoardCommand::SetTags(round.tags(id)), move |outcome| {
+            if let Err(e) = outcome {
+                tracing::warn!(board = id, "tags not applied: {e}");
+            }
+        });
+        if let Err(e) = sent {
+            tracing::warn!(board = id, "tags not sent: {e}");
+        }
     }
 
     /// Carries out `command` on board `id` and waits for the outcome.

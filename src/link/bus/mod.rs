@@ -32,7 +32,6 @@ use self::board::{BoardInput, BoardStart};
 use self::session::{BusConfig, BusEvent, BusSession};
 use super::session::{LinkConfig, LinkState};
 use super::{READ_TIMEOUT, open_port};
-use crate::board::BoardCommand;
 use crate::inference::EngineConfig;
 use crate::link::worker::UpdateSender;
 use crate::output::control::BoardControl;
@@ -291,18 +290,9 @@ impl BusWorker {
     /// Sends board `id` its PGN tags from the round as it stands now (an operator may
     /// have changed it since the start), the way every other board gets them.
     fn tag(&self, id: usize) {
-        let tags = self.shared.hub.round().tags(id);
-        let sent = self
-            .shared
+        self.shared
             .control
-            .send(id, BoardCommand::SetTags(tags), move |outcome| {
-                if let Err(e) = outcome {
-                    tracing::warn!(board = id, "tags not applied: {e}");
-                }
-            });
-        if let Err(e) = sent {
-            tracing::warn!(board = id, "tags not sent: {e}");
-        }
+            .tag_from_round(id, &self.shared.hub.round());
     }
 
     /// Starts the line's recording, if recording is on: one file for the daemon's run,
