@@ -48,7 +48,8 @@ pub struct GameRecord {
     tags: Vec<(String, String)>,
     positions: Vec<Chess>,
     keys: Vec<Zobrist64>,
-    /// The status of each position from the board alone (no signalled result).
+    /// The game's status at each position from the board alone (no signalled result):
+    /// once the board ends the game, it stays ended.
     verdicts: Vec<Status>,
     /// The legal moves of the current position.
     legal: Vec<Move>,
@@ -171,7 +172,14 @@ impl GameRecord {
         let key = next.zobrist_hash(EnPassantMode::Legal);
         self.keys.push(key);
         let repetitions = self.keys.iter().filter(|k| **k == key).count();
-        self.verdicts.push(evaluate(&next, &legal, repetitions));
+        // A game the board ended stays ended: moves the players make after it (a dead
+        // position or a fivefold repetition nobody noticed) are recorded, the result
+        // stands.
+        let verdict = match self.verdicts.last() {
+            Some(&ended @ Status::Ended { .. }) => ended,
+            _ => evaluate(&next, &legal, repetitions),
+        };
+        self.verdicts.push(verdict);
         self.positions.push(next);
         // The buffer of the position two moves back is reused.
         let mut before = self.legal_before.take().unwrap_or_default();
@@ -490,6 +498,26 @@ mod tests {
                 fifty_moves: false
             })
         );
+    }
+
+    #[test]
+    fn a_game_the_board_ended_stays_ended_when_play_goes_on() {
+        let mut g = GameRecord::new();
+        for _ in 0..4 {
+            for san in ["Nf3", "Nf6", "Ng1", "Ng8"] {
+                g.push_san(san).unwrap();
+            }
+        }
+        let fivefold = Status::Ended {
+            outcome: KnownOutcome::Draw,
+            termination: Termination::FivefoldRepetition,
+        };
+        assert_eq!(g.status(), fivefold);
+        g.push_san("e4").unwrap();
+        assert_eq!(g.status(), fivefold);
+        g.pop();
+        g.pop();
+        assert!(!g.is_over());
     }
 
     #[test]
