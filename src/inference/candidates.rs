@@ -379,6 +379,45 @@ mod tests {
     }
 
     #[test]
+    fn corrections_are_built_for_the_boards_that_can_show_one() {
+        // Rh1-f1 was recorded; castling would replace it.
+        let (before, _, _) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", false);
+        let rf1 = "h1f1"
+            .parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(&before)
+            .unwrap();
+        let mut pos = before.clone();
+        pos.play_unchecked(rf1);
+        let expected = from_board(pos.board(), false);
+        let previous = before.legal_moves();
+        let c = Candidates::build(
+            &expected,
+            (&pos, &pos.legal_moves()),
+            false,
+            None,
+            Some((before.clone(), rf1, &previous)),
+            false,
+        );
+        let built = |c: &Candidates| c.previous.as_ref().unwrap().corrections.get().is_some();
+        // Black's king in the hand: no move of White's from before Rf1 explains e8.
+        let mut lifted = expected;
+        lifted[shakmaty::Square::E8.to_usize()] = EMPTY;
+        assert_eq!(
+            c.find(&lifted, diff(&lifted, &expected), |_| true),
+            Match::None
+        );
+        assert!(!built(&c));
+        // The king on g1 too: castling, though the king's squares are not the rook's.
+        let castled = play(&before, "e1g1", false);
+        match c.find(&castled, diff(&castled, &expected), |_| true) {
+            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "O-O"),
+            other => panic!("{other:?}"),
+        }
+        assert!(built(&c));
+    }
+
+    #[test]
     fn occupancy_promotion_defaults_to_queen() {
         let (pos, expected, c) = build("8/4P1k1/8/8/8/8/8/4K3 w - - 0 1", true);
         let board = play(&pos, "e7e8n", true);
