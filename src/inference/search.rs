@@ -137,10 +137,13 @@ pub(crate) fn explain(
         }
         // Shortest first, but a board explained only by a move still in progress or by
         // moves on squares never seen to change (pieces in the hand, unseen placements)
-        // gives way to one more move that explains it whole, as seen. (On an
-        // occupancy-only board a capture's square never changes: its own evidence rules
-        // apply there.)
-        if occupancy_only || found.iter().any(|s| s.complete && s.visible) {
+        // gives way to one more move that explains it whole, as seen, and started in the
+        // order the pieces were lifted: a piece lifted for the next move while the last
+        // ones land also makes a longer sequence fit the board, but in the wrong order.
+        // (On an occupancy-only board a capture's square never changes: its own evidence
+        // rules apply there.)
+        let whole = |s: &Sequence| s.complete && s.visible && (weak.is_none() || s.ordered);
+        if occupancy_only || found.iter().any(whole) {
             return choose(found, plies);
         }
         if let Some((found, plies)) = weak {
