@@ -119,7 +119,7 @@ impl Variant {
             Variant::Realistic => 985,
             Variant::Styles => 985,
             Variant::Rotated => 989,
-            Variant::Occupancy => 850,
+            Variant::Occupancy => 851,
         }
     }
 
