@@ -215,10 +215,10 @@ impl Engine {
             })
             .collect();
         let partial = if current.is_empty() { partial } else { current };
-        let pos = self.record.position();
+        let (pos, moves) = (self.record.position(), self.record.legal_moves());
         let mut candidates: Vec<String> = partial
             .iter()
-            .map(|&i| self.candidates.san(i, pos))
+            .map(|&i| self.candidates.san(i, pos, moves))
             .collect();
         candidates.sort();
         candidates.dedup();

@@ -73,7 +73,7 @@ pub(crate) enum Explanation {
 struct Step {
     mv: Move,
     squares: Bitboard,
-    /// The empty squares it fills.
+    /// The empty squares it fills (on an occupancy-only board, see `landed_by`).
     fills: Bitboard,
     lift: Duration,
 }
@@ -213,13 +213,18 @@ impl Search<'_> {
             };
             let effect = move_effect(mv, pos.turn(), self.occupancy_only);
             let squares = effect.squares();
-            // The empty squares the move fills.
-            let fills = squares
-                .into_iter()
-                .filter(|&sq| {
-                    codes[sq.to_usize()] == EMPTY && effect.code_on(sq).is_some_and(|c| c != EMPTY)
-                })
-                .collect();
+            // The empty squares the move fills (only asked on an occupancy-only board).
+            let fills = if self.occupancy_only {
+                squares
+                    .into_iter()
+                    .filter(|&sq| {
+                        codes[sq.to_usize()] == EMPTY
+                            && effect.code_on(sq).is_some_and(|c| c != EMPTY)
+                    })
+                    .collect()
+            } else {
+                Bitboard::EMPTY
+            };
             path.push(Step {
                 mv,
                 squares,
@@ -262,7 +267,14 @@ impl Search<'_> {
         }
         let complete = changed.is_empty();
         if !complete {
-            if changed.count() > IN_PROGRESS_SQUARES {
+            // A move in progress leaves only empty squares and pieces of its side where the
+            // board still differs (see `in_progress`): other boards need no position.
+            let turn = !before.turn();
+            if changed.count() > IN_PROGRESS_SQUARES
+                || !changed
+                    .into_iter()
+                    .all(|sq| self.mover_code(self.target[sq.to_usize()], turn))
+            {
                 return;
             }
             let mut after = *codes;
@@ -352,6 +364,15 @@ impl Search<'_> {
                     || (mv.is_promotion() && sq == mv.to() && code == pawn)
             })
         })
+    }
+
+    /// Whether `code` is an empty square or a piece of `turn`: what a move of `turn` in
+    /// progress can show on a square it changes.
+    fn mover_code(&self, code: u8, turn: Color) -> bool {
+        code == EMPTY
+            || Role::ALL
+                .into_iter()
+                .any(|role| normalize(piece_code(role.of(turn)), self.occupancy_only) == code)
     }
 
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
