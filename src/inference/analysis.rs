@@ -285,7 +285,14 @@ impl Engine {
             return false;
         }
         let occupancy = self.config.occupancy_only;
-        let depth = self.config.max_search_plies;
+        // On an occupancy-only board a capture swapped within a scan leaves its target
+        // open until later moves decide it, so the search reaches further back; the
+        // order of the lifts keeps it narrow (only pieces seen leaving, in turn).
+        let depth = if occupancy {
+            self.config.max_search_plies + 2
+        } else {
+            self.config.max_search_plies
+        };
         let mut correction = false;
         let evidence = self.evidence();
         let mut found = explain(
