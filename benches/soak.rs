@@ -6,7 +6,9 @@
 //! moves missing from the record) and phantom moves (recorded moves not in the source),
 //! lists every such case with its seed, game, ply and the nearest link gap or restart,
 //! checks that every restored core equals the one that crashed, and samples the
-//! process's resident memory.
+//! process's resident memory. A simulated arbiter answers each ambiguity the boards
+//! report, [`ARBITER_DELAY`] later, with the one operator action for it (pick the
+//! engine's candidate that the scoresheet shows); its interventions are counted apart.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
 //! [--no-restarts] [--max-downtime MS] [--search-plies N]` (defaults 8, 8, 1, 10000, the
@@ -164,7 +166,6 @@ struct Board {
     interruptions: Vec<(Cause, Duration, Duration)>,
     /// When the arbiter, called by an ambiguity, reaches the board.
     arbiter: Option<Duration>,
-    trace: Vec<String>,
 }
 
 /// Totals and the cases to report.
@@ -302,7 +303,10 @@ impl Board {
         let choice = Choice::Moves(pick.split_whitespace().map(str::to_string).collect());
         match self.run.command(BoardCommand::Resolve(choice)) {
             Ok(()) => tally.interventions += 1,
-            Err(e) => panic!("board {}: the arbiter's pick {pick} refused: {e}", self.number),
+            Err(e) => panic!(
+                "board {}: the arbiter's pick {pick} refused: {e}",
+                self.number
+            ),
         }
     }
 
@@ -318,7 +322,6 @@ impl Board {
         self.completed.clear();
         self.interruptions.clear();
         self.arbiter = None;
-        self.trace.clear();
         self.game = index;
         self.seed = base_seed << 32 | (self.number as u64) << 20 | self.games_started as u64;
         self.games_started += 1;
@@ -364,10 +367,6 @@ impl Board {
                 self.run.core().game_status().state,
                 stuck.map(|s| format!("; stuck: {s}")).unwrap_or_default()
             ));
-            if std::env::var("SOAK_TRACE").is_ok() && near != "no gap or restart near" {
-                let from = self.trace.iter().position(|l| l.contains(&format!("ply {}:", common.saturating_sub(2)))).unwrap_or(0);
-                for l in self.trace.iter().skip(from).take(40) { tally.cases.push(format!("      {l}")); }
-            }
         }
     }
 
@@ -504,7 +503,6 @@ fn main() {
                 completed: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
-                trace: Vec::new(),
             };
             board.next_gap(Duration::ZERO);
             board.next_restart(Duration::ZERO);
@@ -554,14 +552,8 @@ fn main() {
                     .max(board.run.now());
                 let completed = &mut board.completed;
                 let arbiter = &mut board.arbiter;
-                let trace = &mut board.trace;
                 let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
-                    match &seen {
-                        Seen::Event(e) => trace.push(format!("{:.1} {e}", now.as_secs_f64())),
-                        Seen::Report(r) => trace.push(format!("{:.1} played {:?}", r.completed_at.as_secs_f64(), r.san)),
-                        _ => {}
-                    }
                     match seen {
                         Seen::Report(report) => completed.push(report.completed_at),
                         Seen::Event(Event::Ambiguous { .. }) => {

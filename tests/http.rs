@@ -320,8 +320,10 @@ fn the_arbiter_resolves_an_ambiguous_board_through_the_api() {
     for _ in 0..3 {
         sim.step();
     }
-    let daemon = Daemon::start(&[&sim.path], &[]);
-    let board = daemon.wait_json("/api/boards/1", WAIT, |b| b["status"]["kind"] == "ambiguous");
+    let mut daemon = Daemon::start(&[&sim.path], &[]);
+    let board = daemon.wait_json("/api/boards/1", WAIT, |b| {
+        b["status"]["kind"] == "ambiguous"
+    });
     let mut candidates: Vec<&str> = board["status"]["candidates"]
         .as_array()
         .expect("candidates")
@@ -336,8 +338,16 @@ fn the_arbiter_resolves_an_ambiguous_board_through_the_api() {
     assert_eq!(send_json("POST", &url, None, &pick).0, 401);
     let (status, body) = send_json("POST", &url, Some(TOKEN), &json!({"moves": "Nf3 Nc6 Nc3"}));
     assert_eq!(status, 409, "not a candidate: {body}");
-    assert!(body.contains("Nc3 Nf6 Nf3"), "the candidates are named: {body}");
-    let (status, body) = send_json("POST", &url, Some(TOKEN), &json!({"candidate": 1, "moves": "Nf3"}));
+    assert!(
+        body.contains("Nc3 Nf6 Nf3"),
+        "the candidates are named: {body}"
+    );
+    let (status, body) = send_json(
+        "POST",
+        &url,
+        Some(TOKEN),
+        &json!({"candidate": 1, "moves": "Nf3"}),
+    );
     assert_eq!(status, 400, "{body}");
     let (status, body) = send_json("POST", &url, Some(TOKEN), &pick);
     assert_eq!(status, 200, "{body}");

@@ -13,7 +13,7 @@
 //! would in the daemon); several actions joined by `;` arrive as one update.
 //!
 //! * `lift e2`, `place e4 P` (FEN letter; any letter on occupancy boards), `code e4 200`
-//!   (a raw byte), `dump <64 chars in hardware order>`
+//!   (a raw byte), `dump <64 chars in hardware order>` (a fresh read after lost updates)
 //! * `wait 300ms`
 //! * operator: `accept`, `setup`, `promote <ply> <q|r|b|n>`, `result 1-0`,
 //!   `resolve <n>` or `resolve <SAN moves>` (pick a reported ambiguous sequence)
@@ -163,7 +163,15 @@ impl Runner {
             ["code", sq, byte] => {
                 self.board.0[self.index(sq)?] = byte.parse().map_err(|e| format!("{e}"))?
             }
-            ["dump", text] => self.board = RawBoard::from_text(text).map_err(|e| e.to_string())?,
+            ["dump", text] => {
+                let board = RawBoard::from_text(text).map_err(|e| e.to_string())?;
+                // As in the daemon's board core: a dump that changes the board means
+                // updates were lost.
+                if board != self.board {
+                    self.engine.updates_lost(self.now);
+                }
+                self.board = board;
+            }
             ["wait", d] => {
                 self.advance(self.now + duration(d)?);
                 return Ok(false);

@@ -330,11 +330,11 @@ impl Engine {
                 true
             }
             Explanation::Ambiguous { plies, sequences } => {
-                let exhaustive = sequences.len() < MAX_COUNTED;
+                let binding = self.lost_updates && sequences.len() < MAX_COUNTED;
                 let mut new = Ambiguity {
                     sequences,
                     correction,
-                    exhaustive,
+                    binding,
                 };
                 // Only the sequences that agree with an ambiguity still open can be the
                 // moves made.

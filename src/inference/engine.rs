@@ -54,9 +54,11 @@ pub(super) struct Ambiguity {
     /// The sequences start from the position before the last recorded move, their first
     /// move replacing it.
     pub correction: bool,
-    /// The sequences are every explanation the search found (not cut at its cap), so
-    /// the moves made start with one of them.
-    pub exhaustive: bool,
+    /// The sequences are every explanation the search found (not cut at its cap) of a
+    /// board read whole after updates were lost, so the moves made start with one of
+    /// them. (A board seen piece by piece can rest part-way through fast handling,
+    /// which no sequence describes: its ambiguities bind nothing.)
+    pub binding: bool,
 }
 
 impl Ambiguity {
@@ -64,7 +66,7 @@ impl Ambiguity {
     /// would contradict the ambiguity: the moves made since start with one of its
     /// sequences, so an explanation found later must agree with one of them.
     pub fn contradicts(&self, moves: &[Move], correction: bool) -> bool {
-        self.exhaustive
+        self.binding
             && (self.correction != correction
                 || !self
                     .sequences
@@ -108,6 +110,8 @@ pub struct Engine {
     /// The last ambiguity reported, while the record is unchanged, for the arbiter to
     /// pick from (`resolve`).
     pub(super) ambiguity: Option<Ambiguity>,
+    /// Updates were lost since the record last changed (see `updates_lost`).
+    pub(super) lost_updates: bool,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
     /// Games a new game replaced, one per `NewGame` event, oldest first, until taken.
@@ -146,6 +150,7 @@ impl Engine {
             irregular_since: None,
             unexplained: None,
             ambiguity: None,
+            lost_updates: false,
             events: VecDeque::new(),
             replaced: VecDeque::new(),
         };
@@ -234,6 +239,7 @@ impl Engine {
     /// square counts as seen unchanged (see `seen`).
     pub fn updates_lost(&mut self, now: Duration) {
         self.changed_at = [Some(now); 64];
+        self.lost_updates = true;
     }
 
     /// The live board (the mirror, raw codes by hardware index) after a change at `now`.
@@ -525,6 +531,7 @@ impl Engine {
         self.irregular_since = None;
         // An ambiguity is about the position it was reported from.
         self.ambiguity = None;
+        self.lost_updates = false;
         self.report_status(status);
     }
 

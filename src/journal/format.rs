@@ -198,8 +198,12 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum CommandRecord {
-    SetTags { tags: Vec<(String, String)> },
-    SetResult { result: Option<String> },
+    SetTags {
+        tags: Vec<(String, String)>,
+    },
+    SetResult {
+        result: Option<String>,
+    },
     AcceptBoard,
     DeclareSetup,
     /// `index` when the arbiter picked by place, else `moves`.
@@ -209,7 +213,10 @@ enum CommandRecord {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         moves: Vec<String>,
     },
-    CorrectPromotion { ply: usize, role: char },
+    CorrectPromotion {
+        ply: usize,
+        role: char,
+    },
 }
 
 impl From<&BoardCommand> for CommandRecord {
