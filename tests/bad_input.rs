@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
-use crate::harness::{BarePty, Running, boardcast, poll, read_status, scratch};
+use crate::harness::{Running, bare_pty, boardcast, poll, read_status, scratch};
 
 const EXIT_PORT_NOT_FOUND: i32 = 3;
 const EXIT_PERMISSION_DENIED: i32 = 4;
@@ -74,7 +74,7 @@ fn permission_denied_names_the_fix() {
 
 #[test]
 fn silent_device_is_reported_and_the_daemon_keeps_trying() {
-    let pty = BarePty::open();
+    let pty = bare_pty();
     let status = scratch("silent").join("status.json");
     let mut cmd = boardcast();
     cmd.args(["run", "--answer-timeout", "1", "--status-file"])
@@ -98,7 +98,7 @@ fn silent_device_is_reported_and_the_daemon_keeps_trying() {
 
 #[test]
 fn device_sending_garbage_is_reported_without_a_panic() {
-    let mut pty = BarePty::open();
+    let mut pty = bare_pty();
     let mut cmd = boardcast();
     cmd.args(["run", "--answer-timeout", "1", "--port"])
         .arg(&pty.path);

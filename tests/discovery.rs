@@ -11,7 +11,7 @@ use boardcast_simulator::{
     Plug, PlugEvent, PtyBoard, Script, SimConfig, Source, spawn_on_pty_with,
 };
 
-use crate::harness::{BarePty, Running, boardcast, moves, poll, read_status, scratch};
+use crate::harness::{BarePty, Running, bare_pty, boardcast, moves, poll, read_status, scratch};
 use crate::replug::{OPENING, sans};
 
 /// A board with serial number `serial` playing the first `plies` of `OPENING`, reached
@@ -46,7 +46,7 @@ fn boards(status: &Path) -> Vec<serde_json::Value> {
 
 /// A device that never answers, linked into the scanned directory.
 fn silent_device(dir: &Path) -> BarePty {
-    let pty = BarePty::open();
+    let pty = bare_pty();
     std::os::unix::fs::symlink(&pty.path, dir.join("dgt-silent")).expect("link");
     pty
 }

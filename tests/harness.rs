@@ -1,17 +1,13 @@
 //! A small harness for running the real binary: child processes that die with the test,
 //! scratch directories, polling with a deadline, and bare pseudo-terminals.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use nix::fcntl::OFlag;
-use nix::pty::{PtyMaster, grantpt, posix_openpt, ptsname_r, unlockpt};
-use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+pub use boardcast_simulator::BarePty;
 
 /// A command for the binary under test.
 pub fn boardcast() -> Command {
@@ -151,37 +147,7 @@ pub fn read_status(path: &Path) -> Option<serde_json::Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// A bare pseudo-terminal: the test plays the device on the master side; the daemon
-/// opens `path`. The slave stays open here so the master never sees a hang-up.
-pub struct BarePty {
-    /// The master side, where the fake device reads and writes.
-    pub master: File,
-    /// The path the daemon opens.
-    pub path: PathBuf,
-    _slave: OwnedFd,
-}
-
-impl BarePty {
-    /// Opens a raw pseudo-terminal.
-    pub fn open() -> BarePty {
-        let master: PtyMaster = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("openpt");
-        grantpt(&master).expect("grantpt");
-        unlockpt(&master).expect("unlockpt");
-        let path = PathBuf::from(ptsname_r(&master).expect("ptsname"));
-        let slave: OwnedFd = File::options()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .expect("open slave")
-            .into();
-        let mut termios = tcgetattr(slave.as_fd()).expect("tcgetattr");
-        cfmakeraw(&mut termios);
-        tcsetattr(slave.as_fd(), SetArg::TCSANOW, &termios).expect("tcsetattr");
-        let master = File::from(OwnedFd::from(master));
-        BarePty {
-            master,
-            path,
-            _slave: slave,
-        }
-    }
+/// A bare pseudo-terminal: the test plays the device on `master`; the daemon opens `path`.
+pub fn bare_pty() -> BarePty {
+    BarePty::open().expect("open a pseudo-terminal")
 }

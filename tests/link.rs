@@ -12,7 +12,7 @@ use std::time::Duration;
 use boardcast_protocol::square::SquareIndex;
 use boardcast_protocol::{Command, CommandDecoder, Message, RawBoard};
 
-use crate::harness::{BarePty, Running, boardcast, poll, read_status, scratch};
+use crate::harness::{BarePty, Running, bare_pty, boardcast, poll, read_status, scratch};
 use crate::http_harness::{Daemon, Sim};
 
 /// A minimal DGT board played by the test: answers identification and dumps while
@@ -53,7 +53,7 @@ fn connection(status: &std::path::Path) -> Option<String> {
 
 #[test]
 fn silent_board_is_not_responding_then_gets_a_fresh_dump() {
-    let pty = BarePty::open();
+    let pty = bare_pty();
     assert!(pty.master.as_raw_fd() >= 0);
     let answering = Arc::new(AtomicBool::new(true));
     let commands = fake_board(&pty, answering.clone());
@@ -99,7 +99,7 @@ fn silent_board_is_not_responding_then_gets_a_fresh_dump() {
 fn a_flooding_board_holds_up_no_other() {
     // Board 1 answers the init, then floods: a pawn flickering on a2 and garbage bytes, as
     // fast as the daemon reads them, for the whole test.
-    let flood = BarePty::open();
+    let flood = bare_pty();
     let _commands = fake_board(&flood, Arc::new(AtomicBool::new(true)));
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::harness::{BarePty, poll, scratch};
+use crate::harness::{BarePty, bare_pty, poll, scratch};
 use crate::http_harness::{Daemon, Sim};
 
 const ROUND_PATH: &str = "/api/broadcast/round/AbCd1234/push";
@@ -246,7 +246,7 @@ fn a_round_of_more_than_100_games_is_split_into_requests_of_at_most_100() {
         ),
     )
     .expect("config");
-    let ptys: Vec<BarePty> = (0..BOARDS).map(|_| BarePty::open()).collect();
+    let ptys: Vec<BarePty> = (0..BOARDS).map(|_| bare_pty()).collect();
     let paths: Vec<String> = ptys.iter().map(|p| p.path.display().to_string()).collect();
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
     let mut daemon = Daemon::start(&paths, &["--config", &config.display().to_string()]);

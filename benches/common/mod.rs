@@ -4,17 +4,13 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use boardcast_protocol::{Command as HostCommand, CommandDecoder, Message, RawBoard};
-use boardcast_simulator::Script;
-use nix::fcntl::OFlag;
-use nix::pty::{PtyMaster, grantpt, posix_openpt, ptsname_r, unlockpt};
-use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+use boardcast_simulator::{BarePty, Script};
 use shakmaty::{Chess, Position};
 
 /// A fake DGT board: answers the daemon's init on a pseudo-terminal and sends field
@@ -25,28 +21,16 @@ pub struct FakeBoard {
     board: Arc<Mutex<RawBoard>>,
     /// Set once the daemon has asked for a dump (its init is done).
     dumped: Arc<AtomicBool>,
-    _slave: OwnedFd,
+    /// Keeps the pseudo-terminal open.
+    _pty: BarePty,
 }
 
 impl FakeBoard {
     /// Opens a pseudo-terminal and starts answering on it.
     pub fn open() -> FakeBoard {
-        let master: PtyMaster = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("openpt");
-        grantpt(&master).expect("grantpt");
-        unlockpt(&master).expect("unlockpt");
-        let path = PathBuf::from(ptsname_r(&master).expect("ptsname"));
-        let slave: OwnedFd = File::options()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .expect("open slave")
-            .into();
-        let mut termios = tcgetattr(slave.as_fd()).expect("tcgetattr");
-        cfmakeraw(&mut termios);
-        tcsetattr(slave.as_fd(), SetArg::TCSANOW, &termios).expect("tcsetattr");
-        let master = File::from(OwnedFd::from(master));
-        let mut reader = master.try_clone().expect("clone");
-        let writer = Arc::new(Mutex::new(master));
+        let pty = BarePty::open().expect("open a pseudo-terminal");
+        let mut reader = pty.master.try_clone().expect("clone");
+        let writer = Arc::new(Mutex::new(pty.master.try_clone().expect("clone")));
         let board = Arc::new(Mutex::new(RawBoard::start_position()));
         let (answer, shown) = (writer.clone(), board.clone());
         let dumped = Arc::new(AtomicBool::new(false));
@@ -74,11 +58,11 @@ impl FakeBoard {
             }
         });
         FakeBoard {
-            path,
+            path: pty.path.clone(),
             writer,
             board,
             dumped,
-            _slave: slave,
+            _pty: pty,
         }
     }
 

@@ -25,7 +25,7 @@ use boardcast_protocol::{
 use crate::board::{Identity, ee_log};
 use crate::config::SimConfig;
 use crate::error::SimError;
-use crate::pty::{Device, RawPty, lock, spawn_runner};
+use crate::pty::{BarePty, Device, lock, spawn_runner};
 use crate::rng::Rng;
 use crate::script::Script;
 use crate::sim::{MoveReport, Simulation};
@@ -426,7 +426,7 @@ pub struct BusPty {
 
 /// Opens a pseudo-terminal and runs a chain of these boards on it in real time.
 pub fn spawn_bus_on_pty(boards: Vec<BusBoardConfig>) -> Result<BusPty, SimError> {
-    let pty = RawPty::open()?;
+    let pty = BarePty::open()?.non_blocking()?;
     let chain = Arc::new(Mutex::new(BusChain::new(boards)));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, reports) = mpsc::channel();

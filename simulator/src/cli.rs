@@ -344,7 +344,7 @@ pub fn run(args: SimulateArgs) -> Result<(), SimError> {
         }
     }
     out.flush()?;
-    let mut finished_at: Option<Instant> = None;
+    let mut finish = Finish::new(&args);
     loop {
         match board.reports().recv_timeout(Duration::from_millis(100)) {
             Ok(r) => print_report(&mut out, &r, args.json)?,
@@ -354,30 +354,16 @@ pub fn run(args: SimulateArgs) -> Result<(), SimError> {
         while let Ok(event) = board.plug_events().try_recv() {
             print_plug_event(&mut out, &event, args.json)?;
         }
-        match finished_at {
-            None if board.is_finished() => {
-                while let Ok(r) = board.reports().try_recv() {
-                    print_report(&mut out, &r, args.json)?;
-                }
-                if args.json {
-                    writeln!(out, "{{\"event\":\"finished\"}}")?;
-                } else {
-                    writeln!(
-                        out,
-                        "Game finished; the board stays on line (Ctrl-C to quit)."
-                    )?;
-                }
-                out.flush()?;
-                finished_at = Some(Instant::now());
+        if finish.is_due(board.is_finished()) {
+            while let Ok(r) = board.reports().try_recv() {
+                print_report(&mut out, &r, args.json)?;
             }
-            Some(t)
-                if args
-                    .linger
-                    .is_some_and(|s| t.elapsed() >= Duration::from_secs(s)) =>
-            {
-                break;
-            }
-            _ => {}
+            finish.announce(
+                &mut out,
+                "Game finished; the board stays on line (Ctrl-C to quit).",
+            )?;
+        } else if finish.is_over() {
+            break;
         }
     }
     board.stop();
@@ -407,7 +393,7 @@ fn run_bus(args: &SimulateArgs) -> Result<(), SimError> {
         writeln!(out, "Open it with `boardcast run --bus {path}`.")?;
     }
     out.flush()?;
-    let mut finished_at: Option<Instant> = None;
+    let mut finish = Finish::new(args);
     loop {
         match chain.reports().recv_timeout(Duration::from_millis(100)) {
             Ok((i, r)) => {
@@ -430,31 +416,59 @@ fn run_bus(args: &SimulateArgs) -> Result<(), SimError> {
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        match finished_at {
-            None if chain.is_finished() => {
-                if args.json {
-                    writeln!(out, "{{\"event\":\"finished\"}}")?;
-                } else {
-                    writeln!(
-                        out,
-                        "All games finished; the boards stay on line (Ctrl-C to quit)."
-                    )?;
-                }
-                out.flush()?;
-                finished_at = Some(Instant::now());
-            }
-            Some(t)
-                if args
-                    .linger
-                    .is_some_and(|s| t.elapsed() >= Duration::from_secs(s)) =>
-            {
-                break;
-            }
-            _ => {}
+        if finish.is_due(chain.is_finished()) {
+            finish.announce(
+                &mut out,
+                "All games finished; the boards stay on line (Ctrl-C to quit).",
+            )?;
+        } else if finish.is_over() {
+            break;
         }
     }
     chain.stop();
     Ok(())
+}
+
+/// The end of a run: the games finished once (announced), then `--linger` seconds on
+/// line, or on line until stopped without it.
+struct Finish {
+    json: bool,
+    linger: Option<Duration>,
+    finished_at: Option<Instant>,
+}
+
+impl Finish {
+    fn new(args: &SimulateArgs) -> Self {
+        Finish {
+            json: args.json,
+            linger: args.linger.map(Duration::from_secs),
+            finished_at: None,
+        }
+    }
+
+    /// Whether the games have just finished (true once).
+    fn is_due(&self, finished: bool) -> bool {
+        finished && self.finished_at.is_none()
+    }
+
+    /// Says the games finished (`text` for people, an event for JSON) and starts lingering.
+    fn announce(&mut self, out: &mut impl Write, text: &str) -> std::io::Result<()> {
+        if self.json {
+            writeln!(out, "{{\"event\":\"finished\"}}")?;
+        } else {
+            writeln!(out, "{text}")?;
+        }
+        out.flush()?;
+        self.finished_at = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Whether the run should end: finished, and lingered long enough.
+    fn is_over(&self) -> bool {
+        self.finished_at
+            .zip(self.linger)
+            .is_some_and(|(t, linger)| t.elapsed() >= linger)
+    }
 }
 
 fn print_plug_event(out: &mut impl Write, event: &PlugEvent, json: bool) -> std::io::Result<()> {

@@ -30,7 +30,7 @@ pub use config::{SimConfig, StartTrigger};
 pub use error::{ScriptError, SimError};
 pub use handling::{Action, Style, StyleMix};
 pub use noise::Noise;
-pub use pty::{Plug, PlugEvent, PtyBoard, Source, spawn_on_pty, spawn_on_pty_with};
+pub use pty::{BarePty, Plug, PlugEvent, PtyBoard, Source, spawn_on_pty, spawn_on_pty_with};
 pub use script::Script;
 pub use sim::{MoveReport, Simulation};
 

@@ -1,6 +1,7 @@
 //! The pty runner: a Simulation on a pseudo-terminal, driven in real time on its own thread.
 //! The only module of the crate that does I/O or reads a clock.
 
+use std::fs::File;
 use std::io::BufRead;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -91,7 +92,7 @@ pub fn spawn_on_pty_with(
     source: Source,
     plug: Plug,
 ) -> Result<PtyBoard, SimError> {
-    let pty = RawPty::open()?;
+    let pty = BarePty::open()?.non_blocking()?;
     let path = pty.path.clone();
     if let Some(link) = &plug.link {
         point_link(link, &path)?;
@@ -137,34 +138,43 @@ pub fn spawn_on_pty_with(
     })
 }
 
-/// One open raw-mode pseudo-terminal: the master (non-blocking) the runner talks on, the
-/// slave kept open so the master never sees a hang-up while the host has the port
-/// closed, and the slave's path.
-pub(crate) struct RawPty {
-    pub(crate) master: OwnedFd,
+/// A raw-mode pseudo-terminal with nobody on it yet: whoever plays the device reads and
+/// writes `master`; the host opens `path`. The slave stays open so the master never sees
+/// a hang-up while the host has the port closed. Tests and benchmarks that play a device
+/// byte by byte use it bare; the runner uses it non-blocking.
+pub struct BarePty {
+    /// The master side, where the device reads and writes (blocking).
+    pub master: File,
+    /// The path the host opens.
+    pub path: PathBuf,
     _slave: OwnedFd,
-    pub(crate) path: PathBuf,
 }
 
-impl RawPty {
-    pub(crate) fn open() -> Result<RawPty, SimError> {
+impl BarePty {
+    /// Opens a raw pseudo-terminal.
+    pub fn open() -> Result<BarePty, SimError> {
         let pty = openpty(None, None)?;
         let mut termios = tcgetattr(pty.slave.as_fd())?;
         cfmakeraw(&mut termios);
         tcsetattr(pty.slave.as_fd(), SetArg::TCSANOW, &termios)?;
         let path = nix::unistd::ttyname(pty.slave.as_fd())?;
-        let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL)?);
-        fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
         // A child process (the daemon under test) must not inherit the master: it would
         // keep the terminal alive after an unplug.
         for fd in [&pty.master, &pty.slave] {
             fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
         }
-        Ok(RawPty {
-            master: pty.master,
-            _slave: pty.slave,
+        Ok(BarePty {
+            master: File::from(pty.master),
             path,
+            _slave: pty.slave,
         })
+    }
+
+    /// The same pseudo-terminal with reads and writes on the master that never block.
+    pub(crate) fn non_blocking(self) -> Result<BarePty, SimError> {
+        let flags = OFlag::from_bits_truncate(fcntl(&self.master, FcntlArg::F_GETFL)?);
+        fcntl(&self.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+        Ok(self)
     }
 }
 
@@ -236,7 +246,7 @@ impl Device for Simulation {
 
 /// Runs `device` on `pty`, never unplugged, on a new thread until `stop` is set.
 pub(crate) fn spawn_runner<D: Device>(
-    pty: RawPty,
+    pty: BarePty,
     device: Arc<Mutex<D>>,
     stop: Arc<AtomicBool>,
     reports: Sender<D::Report>,
@@ -338,7 +348,7 @@ fn spawn_line_reader(reader: Box<dyn BufRead + Send>) -> Receiver<String> {
 
 struct Runner<D: Device> {
     /// The pseudo-terminal; none while unplugged.
-    pty: Option<RawPty>,
+    pty: Option<BarePty>,
     plug: Plug,
     /// When to plug back in, while unplugged.
     replug_at: Option<Duration>,
@@ -412,7 +422,7 @@ impl<D: Device> Runner<D> {
 
     /// Opens a new pseudo-terminal and points the link (or the other link) at it.
     fn replug(&mut self) {
-        let pty = match RawPty::open() {
+        let pty = match BarePty::open().and_then(BarePty::non_blocking) {
             Ok(pty) => pty,
             Err(e) => {
                 eprintln!("virtual board: cannot open a new pseudo-terminal: {e}");

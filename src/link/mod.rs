@@ -10,7 +10,7 @@ pub mod session;
 pub mod worker;
 
 use std::fs::OpenOptions;
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
@@ -21,6 +21,28 @@ use serialport::{DataBits, FlowControl, Parity, SerialPort, StopBits, TTYPort};
 /// late it sees an operator's request or the daemon stopping. Idle wake-ups cost: with
 /// 500 boards, 20 ms here took 0.82 cores against 0.34 at 100 ms (BENCHMARKS.md, Scale).
 pub const READ_TIMEOUT: Duration = Duration::from_millis(100);
+/// Shortest read timeout, so a timer due now still waits for nothing.
+const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// Reads what `port` has, waiting at most `wait` (kept between 1 ms and [`READ_TIMEOUT`]):
+/// `Ok(0)` when nothing came in time, `Err` with the reason when the link is gone.
+fn read_within(port: &mut TTYPort, buf: &mut [u8], wait: Duration) -> Result<usize, String> {
+    port.set_timeout(wait.clamp(MIN_READ_TIMEOUT, READ_TIMEOUT))
+        .map_err(|e| format!("cannot set the read timeout: {e}"))?;
+    match port.read(buf) {
+        Ok(0) => Err("port closed".to_string()),
+        Ok(n) => Ok(n),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(0)
+        }
+        Err(e) => Err(format!("read failed: {e}")),
+    }
+}
 
 /// Why a port could not be opened. Each case says what the user can do about it.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 //! A worker never blocks another board: each has its own thread and its own port, and it
 //! only talks to the rest of the daemon through a channel.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,11 +13,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use boardcast_protocol::{Decoded, Decoder, Message};
-use serialport::{SerialPort, TTYPort};
+use serialport::TTYPort;
 
 use super::discovery::Handover;
 use super::session::{LinkConfig, LinkEvent, LinkSession, LinkState};
-use super::{OpenError, READ_TIMEOUT, open_port};
+use super::{OpenError, READ_TIMEOUT, open_port, read_within};
 use crate::board::BoardCommand;
 use crate::inference::{EngineConfig, EngineError, Event};
 use crate::journal::JournaledCore;
@@ -26,8 +26,6 @@ use crate::status::{BoardStatus, Connection};
 
 /// Longest wait between attempts to reopen a port that went away.
 const MAX_REOPEN_BACKOFF: Duration = Duration::from_secs(5);
-/// Shortest read timeout: a timer due now still lets a read of what has arrived happen.
-const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
 /// First wait before reopening a port that went away.
 const MIN_REOPEN_BACKOFF: Duration = Duration::from_millis(250);
 
@@ -199,13 +197,10 @@ impl BoardWorker {
                 .into_iter()
                 .flatten()
                 .min()
-                .map_or(READ_TIMEOUT, |at| at.saturating_sub(self.now()))
-                .clamp(MIN_READ_TIMEOUT, READ_TIMEOUT);
-            if let Err(e) = port.set_timeout(wait) {
-                return format!("cannot set the read timeout: {e}");
-            }
-            match port.read(&mut buf) {
-                Ok(0) => return "port closed".to_string(),
+                .map_or(READ_TIMEOUT, |at| at.saturating_sub(self.now()));
+            match read_within(port, &mut buf, wait) {
+                Err(gone) => return gone,
+                Ok(0) => {}
                 Ok(n) => {
                     // The bytes' time, for every message in them: a settle window runs
                     // from the byte that completed the board, not from when its message
@@ -217,8 +212,6 @@ impl BoardWorker {
                         changed |= self.handle(decoded, &mut session, now);
                     }
                 }
-                Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-                Err(e) => return format!("read failed: {e}"),
             }
         }
         "daemon stopping".to_string()

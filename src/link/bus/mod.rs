@@ -17,7 +17,7 @@ pub mod board;
 pub mod session;
 
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,12 +26,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use boardcast_protocol::BusAddress;
-use serialport::{SerialPort, TTYPort};
+use serialport::TTYPort;
 
 use self::board::{BoardInput, BoardStart};
 use self::session::{BusConfig, BusEvent, BusSession};
 use super::session::{LinkConfig, LinkState};
-use super::{READ_TIMEOUT, open_port};
+use super::{open_port, read_within};
 use crate::inference::EngineConfig;
 use crate::link::worker::UpdateSender;
 use crate::output::control::BoardControl;
@@ -39,8 +39,6 @@ use crate::output::hub::Hub;
 use crate::recording::{Direction, Recorder};
 use crate::status::{BoardStatus, Connection};
 
-/// Shortest read timeout, so a request due now still waits for nothing.
-const MIN_READ_TIMEOUT: Duration = Duration::from_millis(1);
 /// Waits between attempts to reopen a port that went away.
 const REOPEN_BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
 
@@ -174,22 +172,15 @@ impl BusWorker {
                     self.spec.link.answer_timeout.as_secs()
                 );
             }
-            let wait = session
-                .next_deadline()
-                .saturating_sub(self.now())
-                .clamp(MIN_READ_TIMEOUT, READ_TIMEOUT);
-            if let Err(e) = port.set_timeout(wait) {
-                return format!("cannot set the read timeout: {e}");
-            }
-            match port.read(&mut buf) {
-                Ok(0) => return "port closed".to_string(),
+            let wait = session.next_deadline().saturating_sub(self.now());
+            match read_within(port, &mut buf, wait) {
+                Err(gone) => return gone,
+                Ok(0) => {}
                 Ok(n) => {
                     let now = self.now();
                     self.record(now, Direction::FromBoard, &buf[..n]);
                     session.on_bytes(&buf[..n], now);
                 }
-                Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-                Err(e) => return format!("read failed: {e}"),
             }
         }
         "daemon stopping".to_string()
