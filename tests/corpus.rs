@@ -116,9 +116,9 @@ impl Variant {
     /// (1000); below it, the rate last measured (rounded down), so the rate can only rise.
     fn floor_permille(self) -> usize {
         match self {
-            Variant::Realistic => 985,
-            Variant::Styles => 985,
-            Variant::Rotated => 989,
+            Variant::Realistic => 993,
+            Variant::Styles => 995,
+            Variant::Rotated => 996,
             Variant::Occupancy => 850,
         }
     }

@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 
 use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, Position,
+    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, MoveList, Position, Role,
+    attacks::attacks,
     fen::Fen,
     san::{San, SanPlus, Suffix},
     uci::UciMove,
@@ -48,7 +49,8 @@ pub struct GameRecord {
     tags: Vec<(String, String)>,
     positions: Vec<Chess>,
     keys: Vec<Zobrist64>,
-    /// The status of each position from the board alone (no signalled result).
+    /// The game's status at each position from the board alone (no signalled result):
+    /// once the board ends the game, it stays ended.
     verdicts: Vec<Status>,
     /// The legal moves of the current position.
     legal: Vec<Move>,
@@ -160,7 +162,7 @@ impl GameRecord {
                 mv.to_uci(CastlingMode::Standard).to_string(),
             ));
         }
-        let san = San::from_move(pos, mv);
+        let san = san_among(pos, mv, &self.legal);
         let mut next = pos.clone();
         next.play_unchecked(mv);
         let legal = next.legal_moves();
@@ -171,7 +173,14 @@ impl GameRecord {
         let key = next.zobrist_hash(EnPassantMode::Legal);
         self.keys.push(key);
         let repetitions = self.keys.iter().filter(|k| **k == key).count();
-        self.verdicts.push(evaluate(&next, &legal, repetitions));
+        // A game the board ended stays ended: moves the players make after it (a dead
+        // position or a fivefold repetition nobody noticed) are recorded, the result
+        // stands.
+        let verdict = match self.verdicts.last() {
+            Some(&ended @ Status::Ended { .. }) => ended,
+            _ => evaluate(&next, &legal, repetitions),
+        };
+        self.verdicts.push(verdict);
         self.positions.push(next);
         // The buffer of the position two moves back is reused.
         let mut before = self.legal_before.take().unwrap_or_default();
@@ -365,11 +374,35 @@ fn suffix(after: &Chess, no_legal_moves: impl FnOnce() -> bool) -> Option<Suffix
     }
 }
 
-/// The SAN of `mv`, a legal move in `pos`, with its check or mate sign: the same as
-/// shakmaty's `SanPlus::from_move`, but the legal moves after the move are generated
-/// only when it gives check.
-pub fn san_plus(pos: &Chess, mv: Move) -> SanPlus {
-    let san = San::from_move(pos, mv);
+/// The SAN of `mv`, legal in `pos` (whose legal moves are `legal`): the same as
+/// shakmaty's `San::from_move`, which generates the moves again. Only another piece of
+/// the same kind attacking the target square can make the move ambiguous, so the legal
+/// moves are only looked through when there is one.
+fn san_among(pos: &Chess, mv: Move, legal: &[Move]) -> San {
+    let mut rivals = MoveList::new();
+    if let Move::Normal { role, from, to, .. } = mv
+        && role != Role::Pawn
+    {
+        let piece = role.of(pos.turn());
+        let board = pos.board();
+        let others = board.by_piece(piece).without(from) & attacks(to, piece, board.occupied());
+        if others.any() {
+            rivals.extend(
+                legal
+                    .iter()
+                    .copied()
+                    .filter(|m| m.to() == to && m.from().is_some_and(|f| others.contains(f))),
+            );
+        }
+    }
+    San::disambiguate(mv, &rivals)
+}
+
+/// The SAN of `mv`, a legal move in `pos` (whose legal moves are `legal`), with its check
+/// or mate sign: the same as shakmaty's `SanPlus::from_move`, but no moves are generated
+/// in `pos`, and those after the move only when it gives check.
+pub fn san_plus(pos: &Chess, mv: Move, legal: &[Move]) -> SanPlus {
+    let san = san_among(pos, mv, legal);
     let mut after = pos.clone();
     after.play_unchecked(mv);
     let suffix = suffix(&after, || after.legal_moves().is_empty());
@@ -404,13 +437,18 @@ mod tests {
                 let moves = g.legal_moves_at(ply).unwrap();
                 assert_eq!(moves.as_ref(), pos.legal_moves().as_slice(), "ply {ply}");
                 for &mv in moves.iter() {
-                    assert_eq!(san_plus(pos, mv), SanPlus::from_move(pos.clone(), mv));
+                    assert_eq!(
+                        san_plus(pos, mv, &moves),
+                        SanPlus::from_move(pos.clone(), mv)
+                    );
                 }
             }
             assert_eq!(g.legal_moves(), g.position().legal_moves().as_slice());
             let on_board = evaluate(g.position(), &g.position().legal_moves(), g.repetitions());
             assert_eq!(g.status(), on_board);
         };
+        // Moves told apart by their file, their rank or their whole square.
+        check(&GameRecord::from_fen("k7/8/8/8/1N3N2/8/1N6/K2R3R w - - 0 1").unwrap());
         // Checks, a capture, castling and a mate.
         let mut g = GameRecord::new();
         check(&g);
@@ -490,6 +528,26 @@ mod tests {
                 fifty_moves: false
             })
         );
+    }
+
+    #[test]
+    fn a_game_the_board_ended_stays_ended_when_play_goes_on() {
+        let mut g = GameRecord::new();
+        for _ in 0..4 {
+            for san in ["Nf3", "Nf6", "Ng1", "Ng8"] {
+                g.push_san(san).unwrap();
+            }
+        }
+        let fivefold = Status::Ended {
+            outcome: KnownOutcome::Draw,
+            termination: Termination::FivefoldRepetition,
+        };
+        assert_eq!(g.status(), fivefold);
+        g.push_san("e4").unwrap();
+        assert_eq!(g.status(), fivefold);
+        g.pop();
+        g.pop();
+        assert!(!g.is_over());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 use super::candidates::{Candidates, Match, Origin};
 use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, occupied, shows};
 use super::config::Mode;
-use super::engine::{Ambiguity, Engine, FirstLift};
+use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::search::{Evidence, Explanation, MAX_COUNTED, explain};
@@ -50,7 +50,7 @@ impl Engine {
         if self.result_signal() || self.new_game() || self.turned_board() || self.takeback() {
             return;
         }
-        if self.record.is_over() {
+        if closed(self.record.status()) {
             return;
         }
         if self.promotion_piece() || self.pending() || self.explained(MAX_RECORDED_ROUNDS) {
@@ -178,11 +178,51 @@ impl Engine {
         }) else {
             return false;
         };
+        if self.repeated_by_moves() {
+            return false;
+        }
         match self.config.mode {
             Mode::Casual => self.retract_to(ply),
             Mode::Tournament => self.irregular(IrregularKind::Takeback),
         }
         true
+    }
+
+    /// Whether the earlier position on the board was reached again by moves (a piece
+    /// going back and forth, a repetition): a complete sequence of legal moves explains
+    /// the board and its pieces were lifted in the order it plays them. A takeback
+    /// undoes the last move first, so its lifts come in the other order.
+    fn repeated_by_moves(&self) -> bool {
+        if self.turn_open {
+            return false;
+        }
+        let found = explain(
+            self.record.position(),
+            &self.observed,
+            self.evidence(),
+            self.config.occupancy_only,
+            self.config.max_search_plies,
+            None,
+        );
+        matches!(
+            found,
+            Explanation::Found {
+                complete: true,
+                ordered: true,
+                ..
+            }
+        )
+    }
+
+    /// What the board showed since the last recorded move, for the search.
+    fn evidence(&self) -> Evidence<'_> {
+        Evidence {
+            since: &self.since,
+            seen: self.seen(),
+            history: &self.history,
+            start: self.anchor.saturating_sub(self.config.settle),
+            scan: self.config.settle,
+        }
     }
 
     pub(super) fn retract_to(&mut self, ply: usize) {
@@ -225,10 +265,10 @@ impl Engine {
             })
             .collect();
         let partial = if current.is_empty() { partial } else { current };
-        let pos = self.record.position();
+        let (pos, moves) = (self.record.position(), self.record.legal_moves());
         let mut candidates: Vec<String> = partial
             .iter()
-            .map(|&i| self.candidates.san(i, pos))
+            .map(|&i| self.candidates.san(i, pos, moves))
             .collect();
         candidates.sort();
         candidates.dedup();
@@ -257,13 +297,7 @@ impl Engine {
         let occupancy = self.config.occupancy_only;
         let depth = self.config.max_search_plies;
         let mut correction = false;
-        let evidence = Evidence {
-            since: &self.since,
-            seen: self.seen(),
-            history: &self.history,
-            start: self.anchor.saturating_sub(self.config.settle),
-            scan: self.config.settle,
-        };
+        let evidence = self.evidence();
         let mut found = explain(
             self.record.position(),
             &self.observed,
@@ -309,7 +343,9 @@ impl Engine {
                 self.report_ambiguity(None);
                 true
             }
-            Explanation::Found { moves, complete } => {
+            Explanation::Found {
+                moves, complete, ..
+            } => {
                 for (i, mv) in moves.into_iter().enumerate() {
                     self.first_lift = FirstLift::Unclear;
                     if correction && i == 0 {
@@ -417,7 +453,14 @@ impl Engine {
         let pos = alt.position().clone();
         let expected = from_board(pos.board(), occupancy);
         let current = (&pos, alt.legal_moves());
-        let replies = Candidates::build(&expected, current, alt.is_over(), None, None, occupancy);
+        let replies = Candidates::build(
+            &expected,
+            current,
+            closed(alt.status()),
+            None,
+            None,
+            occupancy,
+        );
         let changed = diff(&self.observed, &expected);
         let Match::One(i) = replies.find(&self.observed, changed, |c| self.landed(c)) else {
             return false;

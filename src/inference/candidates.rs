@@ -1,9 +1,11 @@
 //! The boards that legal moves lead to, computed once per position so that each
 //! observation is matched with a mask compare per move instead of move generation.
 
+use std::cell::OnceCell;
+
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
 
-use super::codes::{Codes, EMPTY, UNKNOWN, diff, move_effect, normalize, piece_code};
+use super::codes::{Codes, EMPTY, UNKNOWN, diff, move_effect, move_squares, normalize, piece_code};
 use crate::game::san_plus;
 
 /// Which position a candidate move is played from.
@@ -67,7 +69,94 @@ pub(crate) enum Match {
 pub(crate) struct Candidates {
     list: Vec<Candidate>,
     other_turn: Option<Chess>,
-    previous: Option<Chess>,
+    previous: Option<Previous>,
+}
+
+/// The position before the last move, whose moves would replace it. Their candidates
+/// (numbered after the others) are built the first time a board could show one: most
+/// boards after a move (the reply being made) cannot, and building them was a large
+/// share of the engine's work per move.
+#[derive(Clone, Debug)]
+struct Previous {
+    pos: Chess,
+    last: Move,
+    moves: Vec<Move>,
+    base: Codes,
+    expected: Codes,
+    occupancy_only: bool,
+    /// Where the base differs from the expected board (the last move's squares).
+    base_diff: Bitboard,
+    /// The squares of each move of `moves` but the last move: a correction's board
+    /// differs from the expected board only on its move's squares and `base_diff`.
+    squares: Vec<Bitboard>,
+    corrections: OnceCell<Vec<Candidate>>,
+}
+
+impl Previous {
+    /// Whether a board differing from the expected one on `changed` can show a
+    /// correction or be part-way to one. Only an occupancy-only board can show one
+    /// unchanged: on a board that reads codes, two moves from one position leave two
+    /// different boards.
+    fn relevant(&self, changed: Bitboard) -> bool {
+        let rest = changed & !self.base_diff;
+        (changed.any() || self.occupancy_only)
+            && (rest.is_empty() || self.squares.iter().any(|&s| (rest & !s).is_empty()))
+    }
+
+    fn corrections(&self) -> &[Candidate] {
+        self.corrections.get_or_init(|| {
+            let mut list = Vec::with_capacity(self.moves.len());
+            add(
+                &mut list,
+                (&self.pos, &self.moves),
+                (&self.base, &self.expected),
+                Origin::Correction,
+                Some(self.last),
+                self.occupancy_only,
+            );
+            list
+        })
+    }
+}
+
+/// Adds the candidates of `moves` played from `pos` (whose codes are `base`), as they
+/// differ from `expected`, except `skip`.
+fn add(
+    list: &mut Vec<Candidate>,
+    (pos, moves): (&Chess, &[Move]),
+    (base, expected): (&Codes, &Codes),
+    origin: Origin,
+    skip: Option<Move>,
+    occupancy_only: bool,
+) {
+    // A candidate differs from the expected board only where its base does or
+    // where the move changed something, so only those squares are compared.
+    let base_diff = diff(base, expected);
+    for &mv in moves {
+        if Some(mv) == skip {
+            continue;
+        }
+        let effect = move_effect(mv, pos.turn(), occupancy_only);
+        let touched = effect.squares() | base_diff;
+        // The board after the move: its codes where it wrote, the base's elsewhere.
+        let after = |sq: Square| effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
+        let changed: Bitboard = touched
+            .into_iter()
+            .filter(|&sq| after(sq) != expected[sq.to_usize()])
+            .collect();
+        let mut values = [UNKNOWN; 8];
+        for (slot, sq) in values.iter_mut().zip(changed) {
+            *slot = after(sq);
+        }
+        list.push(Candidate {
+            origin,
+            mv,
+            mover: pos.turn(),
+            changed,
+            touched,
+            values,
+        });
+    }
 }
 
 impl Candidates {
@@ -82,48 +171,48 @@ impl Candidates {
         previous: Option<(Chess, Move, &[Move])>,
         occupancy_only: bool,
     ) -> Self {
-        let previous_moves = previous.as_ref().map_or(0, |(_, _, moves)| moves.len());
-        let mut list = Vec::with_capacity(current.1.len() + previous_moves);
-        let mut add = |pos: &Chess, moves: &[Move], base: &Codes, origin: Origin, skip| {
-            // A candidate differs from the expected board only where its base does or
-            // where the move changed something, so only those squares are compared.
-            let base_diff = diff(base, expected);
-            for &mv in moves {
-                if Some(mv) == skip {
-                    continue;
-                }
-                let effect = move_effect(mv, pos.turn(), occupancy_only);
-                let touched = effect.squares() | base_diff;
-                // The board after the move: its codes where it wrote, the base's elsewhere.
-                let after = |sq: Square| effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
-                let changed: Bitboard = touched
-                    .into_iter()
-                    .filter(|&sq| after(sq) != expected[sq.to_usize()])
-                    .collect();
-                let mut values = [UNKNOWN; 8];
-                for (slot, sq) in values.iter_mut().zip(changed) {
-                    *slot = after(sq);
-                }
-                list.push(Candidate {
-                    origin,
-                    mv,
-                    mover: pos.turn(),
-                    changed,
-                    touched,
-                    values,
-                });
-            }
-        };
+        let mut list = Vec::with_capacity(current.1.len());
         if !frozen {
-            add(current.0, current.1, expected, Origin::Current, None);
+            let base = (expected, expected);
+            add(
+                &mut list,
+                current,
+                base,
+                Origin::Current,
+                None,
+                occupancy_only,
+            );
         }
         if let Some(pos) = &other_turn {
-            add(pos, &pos.legal_moves(), expected, Origin::OtherTurn, None);
+            let moves = pos.legal_moves();
+            let base = (expected, expected);
+            add(
+                &mut list,
+                (pos, &moves),
+                base,
+                Origin::OtherTurn,
+                None,
+                occupancy_only,
+            );
         }
         let previous = previous.map(|(pos, last, moves)| {
             let base = super::codes::from_board(pos.board(), occupancy_only);
-            add(&pos, moves, &base, Origin::Correction, Some(last));
-            pos
+            let squares = moves
+                .iter()
+                .filter(|&&mv| mv != last)
+                .map(|&mv| move_squares(mv, pos.turn()))
+                .collect();
+            Previous {
+                base_diff: diff(&base, expected),
+                pos,
+                last,
+                moves: moves.to_vec(),
+                base,
+                expected: *expected,
+                occupancy_only,
+                squares,
+                corrections: OnceCell::new(),
+            }
         });
         Candidates {
             list,
@@ -132,8 +221,26 @@ impl Candidates {
         }
     }
 
+    /// The candidates a board differing from the expected one on `changed` can show or
+    /// be part-way to, numbered (the corrections are built for the first such board).
+    fn relevant(&self, changed: Bitboard) -> impl Iterator<Item = (usize, &Candidate)> {
+        let corrections = self
+            .previous
+            .as_ref()
+            .filter(|p| p.relevant(changed))
+            .map(Previous::corrections);
+        self.list
+            .iter()
+            .chain(corrections.into_iter().flatten())
+            .enumerate()
+    }
+
+    /// Candidate `index`, as numbered by `find` and `partial`.
     pub fn get(&self, index: usize) -> Option<&Candidate> {
-        self.list.get(index)
+        match index.checked_sub(self.list.len()) {
+            None => self.list.get(index),
+            Some(i) => self.previous.as_ref()?.corrections.get()?.get(i),
+        }
     }
 
     /// The candidate whose board is exactly `observed` (`changed` = its diff with the
@@ -147,15 +254,16 @@ impl Candidates {
     ) -> Match {
         let mut found: Option<usize> = None;
         let mut several = false;
-        for (i, c) in self.list.iter().enumerate() {
+        let mut chosen: Option<&Candidate> = None;
+        for (i, c) in self.relevant(changed) {
             if c.changed != changed || !c.shown_on(observed, changed) || !evidence(c) {
                 continue;
             }
-            match found {
-                None => found = Some(i),
-                Some(j) if same_promotion(&self.list[j], c) => {
+            match chosen {
+                None => (found, chosen) = (Some(i), Some(c)),
+                Some(j) if same_promotion(j, c) => {
                     if c.mv.promotion() == Some(Role::Queen) {
-                        found = Some(i);
+                        (found, chosen) = (Some(i), Some(c));
                     }
                 }
                 Some(_) => several = true,
@@ -176,7 +284,7 @@ impl Candidates {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for (i, c) in self.list.iter().enumerate() {
+        for (i, c) in self.relevant(changed) {
             if (changed & !c.touched).any() {
                 continue;
             }
@@ -194,20 +302,17 @@ impl Candidates {
         out
     }
 
-    /// The position a candidate is played from.
-    pub fn position_of<'a>(&'a self, c: &Candidate, current: &'a Chess) -> &'a Chess {
-        match c.origin {
-            Origin::Current => current,
-            Origin::OtherTurn => self.other_turn.as_ref().unwrap_or(current),
-            Origin::Correction => self.previous.as_ref().unwrap_or(current),
-        }
-    }
-
-    /// The SAN of a candidate.
-    pub fn san(&self, index: usize, current: &Chess) -> String {
-        self.get(index)
-            .map(|c| san_plus(self.position_of(c, current), c.mv).to_string())
-            .unwrap_or_default()
+    /// The SAN of a candidate; `moves` are the legal moves of `current`.
+    pub fn san(&self, index: usize, current: &Chess, moves: &[Move]) -> String {
+        let Some(c) = self.get(index) else {
+            return String::new();
+        };
+        let san = match (c.origin, &self.other_turn, &self.previous) {
+            (Origin::OtherTurn, Some(pos), _) => san_plus(pos, c.mv, &pos.legal_moves()),
+            (Origin::Correction, _, Some(p)) => san_plus(&p.pos, c.mv, &p.moves),
+            _ => san_plus(current, c.mv, moves),
+        };
+        san.to_string()
     }
 
     /// The position with the other side to move, if it is being considered.
@@ -267,10 +372,49 @@ mod tests {
         );
         let board = play(&pos, "g1f3", false);
         match c.find(&board, diff(&board, &expected), |_| true) {
-            Match::One(i) => assert_eq!(c.san(i, &pos), "Nf3"),
+            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "Nf3"),
             other => panic!("{other:?}"),
         }
         assert_eq!(c.find(&expected, Bitboard::EMPTY, |_| true), Match::None);
+    }
+
+    #[test]
+    fn corrections_are_built_for_the_boards_that_can_show_one() {
+        // Rh1-f1 was recorded; castling would replace it.
+        let (before, _, _) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", false);
+        let rf1 = "h1f1"
+            .parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(&before)
+            .unwrap();
+        let mut pos = before.clone();
+        pos.play_unchecked(rf1);
+        let expected = from_board(pos.board(), false);
+        let previous = before.legal_moves();
+        let c = Candidates::build(
+            &expected,
+            (&pos, &pos.legal_moves()),
+            false,
+            None,
+            Some((before.clone(), rf1, &previous)),
+            false,
+        );
+        let built = |c: &Candidates| c.previous.as_ref().unwrap().corrections.get().is_some();
+        // Black's king in the hand: no move of White's from before Rf1 explains e8.
+        let mut lifted = expected;
+        lifted[shakmaty::Square::E8.to_usize()] = EMPTY;
+        assert_eq!(
+            c.find(&lifted, diff(&lifted, &expected), |_| true),
+            Match::None
+        );
+        assert!(!built(&c));
+        // The king on g1 too: castling, though the king's squares are not the rook's.
+        let castled = play(&before, "e1g1", false);
+        match c.find(&castled, diff(&castled, &expected), |_| true) {
+            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "O-O"),
+            other => panic!("{other:?}"),
+        }
+        assert!(built(&c));
     }
 
     #[test]
@@ -278,7 +422,7 @@ mod tests {
         let (pos, expected, c) = build("8/4P1k1/8/8/8/8/8/4K3 w - - 0 1", true);
         let board = play(&pos, "e7e8n", true);
         match c.find(&board, diff(&board, &expected), |_| true) {
-            Match::One(i) => assert_eq!(c.san(i, &pos), "e8=Q"),
+            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "e8=Q"),
             other => panic!("{other:?}"),
         }
     }
@@ -291,7 +435,10 @@ mod tests {
         board[shakmaty::Square::E1.to_usize()] = EMPTY;
         board[shakmaty::Square::G1.to_usize()] = 5;
         let partial = c.partial(&board, diff(&board, &expected), false);
-        let sans: Vec<String> = partial.iter().map(|&i| c.san(i, &pos)).collect();
+        let sans: Vec<String> = partial
+            .iter()
+            .map(|&i| c.san(i, &pos, &pos.legal_moves()))
+            .collect();
         assert_eq!(sans, ["O-O"]);
         // A white rook appearing on a8 is part of no move.
         let mut wrong = expected;

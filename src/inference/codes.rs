@@ -205,6 +205,21 @@ pub(crate) fn move_effect(mv: Move, color: Color, occupancy_only: bool) -> Effec
     effect
 }
 
+/// The squares `mv` by `color` changes (its effect's), without building its effect.
+pub(crate) fn move_squares(mv: Move, color: Color) -> Bitboard {
+    match mv {
+        Move::Normal { from, to, .. } => Bitboard::from(from) | to,
+        Move::EnPassant { from, to } => {
+            Bitboard::from(from) | to | Square::from_coords(to.file(), from.rank())
+        }
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(king < rook);
+            Bitboard::from(king) | rook | side.king_to(color) | side.rook_to(color)
+        }
+        Move::Put { to, .. } => Bitboard::from(to),
+    }
+}
+
 /// Squares on which two boards differ. A rank at a time, as words: this runs for every
 /// position the search visits.
 pub(crate) fn diff(a: &Codes, b: &Codes) -> Bitboard {
@@ -321,6 +336,7 @@ mod tests {
                 let expected = from_board(next.board(), false);
                 assert_eq!(after, expected, "{mv:?}");
                 assert_eq!(diff(&before, &expected), effect.squares(), "{mv:?}");
+                assert_eq!(move_squares(mv, pos.turn()), effect.squares(), "{mv:?}");
                 for sq in effect.squares() {
                     assert_eq!(effect.code_on(sq), Some(after[sq.to_usize()]), "{mv:?}");
                 }

@@ -29,7 +29,7 @@ use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
 use super::search::Since;
-use crate::game::{GameRecord, Status};
+use crate::game::{GameRecord, Status, Termination};
 
 /// A move recognised on the board but not recorded yet.
 #[derive(Clone, Copy, Debug)]
@@ -258,6 +258,7 @@ impl Engine {
                 at: now,
                 square: sq,
                 occupied: board[i] != EMPTY,
+                code: board[i],
             });
             if board[i] == self.expected[i] {
                 self.since[i] = None;
@@ -505,7 +506,7 @@ impl Engine {
         self.candidates = Candidates::build(
             &self.expected,
             (&pos, self.record.legal_moves()),
-            status.is_over(),
+            closed(status),
             other_turn,
             previous,
             occupancy,
@@ -554,4 +555,21 @@ impl Engine {
         }
         self.last_status = status;
     }
+}
+
+/// Whether a game with this status records nothing more: it ended by checkmate or
+/// stalemate (no move is legal), a result signal or the operator. After a dead position,
+/// a fivefold repetition or the 75-move rule players may play on unaware; a bridge
+/// records what is played, and the result stands.
+pub(super) fn closed(status: Status) -> bool {
+    matches!(
+        status,
+        Status::Ended { termination, .. }
+            if !matches!(
+                termination,
+                Termination::DeadPosition
+                    | Termination::FivefoldRepetition
+                    | Termination::SeventyFiveMoves
+            )
+    )
 }

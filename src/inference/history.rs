@@ -19,6 +19,8 @@ pub(crate) struct Change {
     pub at: Duration,
     pub square: Square,
     pub occupied: bool,
+    /// The code read (on an occupancy-only board, 0 or 1).
+    pub code: u8,
 }
 
 /// The last [`KEPT`] changes.
@@ -53,6 +55,31 @@ impl History {
             .map(|c| c.at)
     }
 
+    /// Whether `square` read `code` at or after `from` and kept it for at least `least`
+    /// (a wrong code is read for one scan only). The last reading keeps it until now,
+    /// unless only a reading `replaced` since counts.
+    pub fn stood(
+        &self,
+        square: Square,
+        code: u8,
+        from: Duration,
+        least: Duration,
+        replaced: bool,
+    ) -> bool {
+        let mut on = self.on(square).peekable();
+        while let Some(c) = on.next() {
+            let until = on.peek().map(|next| next.at);
+            let kept = match until {
+                Some(t) => t >= c.at + least,
+                None => !replaced,
+            };
+            if c.code == code && c.at >= from && kept {
+                return true;
+            }
+        }
+        false
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)
@@ -82,6 +109,7 @@ mod tests {
                 at: ms(t),
                 square: sq,
                 occupied,
+                code: u8::from(occupied),
             });
         }
         assert_eq!(h.left(Square::E2, ms(0)), Some(ms(10)));
@@ -94,8 +122,30 @@ mod tests {
                 at: ms(100 + i as u64),
                 square: Square::A1,
                 occupied: true,
+                code: 1,
             });
         }
         assert_eq!(h.left(Square::E2, ms(0)), None);
+    }
+
+    #[test]
+    fn a_code_stands_when_the_next_scan_still_reads_it() {
+        let mut h = History::default();
+        for (t, code) in [(0, 5), (220, 0), (500, 4), (720, 5), (1600, 0)] {
+            h.push(Change {
+                at: ms(t),
+                square: Square::B8,
+                occupied: code != 0,
+                code,
+            });
+        }
+        let scan = ms(250);
+        // Read once, then replaced: it may have been a wrong code.
+        assert!(!h.stood(Square::B8, 4, ms(0), scan, false));
+        assert!(h.stood(Square::B8, 5, ms(0), scan, true));
+        assert!(!h.stood(Square::B8, 5, ms(800), scan, false));
+        // The last reading stands, unless a replaced one is asked for.
+        assert!(h.stood(Square::B8, 0, ms(1000), scan, false));
+        assert!(!h.stood(Square::B8, 0, ms(1000), scan, true));
     }
 }

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Role};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Rank, Role};
 
 use super::codes::{
     Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, normalize, occupied,
@@ -58,6 +58,8 @@ pub(crate) enum Explanation {
     Found {
         moves: Vec<Move>,
         complete: bool,
+        /// Its moves were started in the order their pieces were lifted.
+        ordered: bool,
     },
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
     /// equally well and disagree from the first move on.
@@ -73,7 +75,7 @@ pub(crate) enum Explanation {
 struct Step {
     mv: Move,
     squares: Bitboard,
-    /// The empty squares it fills.
+    /// The empty squares it fills (on an occupancy-only board, see `landed_by`).
     fills: Bitboard,
     lift: Duration,
 }
@@ -86,6 +88,8 @@ struct Sequence {
     visible: bool,
     /// Its moves started in the order their squares were left (see `ordered`).
     ordered: bool,
+    /// Each promoted piece was read on its square (see `promotions_seen`).
+    promotions_seen: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -108,6 +112,7 @@ pub(crate) fn explain(
     }
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
+    let mut weak = None;
     for plies in 1..=max_plies {
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
@@ -122,21 +127,43 @@ pub(crate) fn explain(
         };
         search.dfs(start, &codes, plies, &mut path);
         if nodes >= MAX_NODES {
-            return Explanation::Nothing;
+            break;
         }
         if found.is_empty() {
+            if weak.is_some() {
+                break;
+            }
             continue;
         }
-        return choose(found, plies);
+        // Shortest first, but a board explained only by a move still in progress or by
+        // moves on squares never seen to change (pieces in the hand, unseen placements)
+        // gives way to one more move that explains it whole, as seen. (On an
+        // occupancy-only board a capture's square never changes: its own evidence rules
+        // apply there.)
+        if occupancy_only || found.iter().any(|s| s.complete && s.visible) {
+            return choose(found, plies);
+        }
+        if let Some((found, plies)) = weak {
+            return choose(found, plies);
+        }
+        weak = Some((found, plies));
     }
-    Explanation::Nothing
+    match weak {
+        Some((found, plies)) => choose(found, plies),
+        None => Explanation::Nothing,
+    }
 }
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
 /// then those whose squares were all seen to change, then those agreeing with the order
-/// of the lifts; records what the rest share.
+/// of the lifts, then those whose promoted pieces were seen; records what the rest share.
 fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
-    let preferences: [fn(&Sequence) -> bool; 3] = [|s| s.complete, |s| s.visible, |s| s.ordered];
+    let preferences: [fn(&Sequence) -> bool; 4] = [
+        |s| s.complete,
+        |s| s.visible,
+        |s| s.ordered,
+        |s| s.promotions_seen,
+    ];
     for prefer in preferences {
         if found.iter().any(prefer) {
             found.retain(prefer);
@@ -149,6 +176,7 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
         return Explanation::Found {
             moves: first.moves.clone(),
             complete: first.complete,
+            ordered: first.ordered,
         };
     }
     let shared = (0..plies)
@@ -163,6 +191,7 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     Explanation::Found {
         moves: first.moves[..shared].to_vec(),
         complete: false,
+        ordered: first.ordered,
     }
 }
 
@@ -213,13 +242,18 @@ impl Search<'_> {
             };
             let effect = move_effect(mv, pos.turn(), self.occupancy_only);
             let squares = effect.squares();
-            // The empty squares the move fills.
-            let fills = squares
-                .into_iter()
-                .filter(|&sq| {
-                    codes[sq.to_usize()] == EMPTY && effect.code_on(sq).is_some_and(|c| c != EMPTY)
-                })
-                .collect();
+            // The empty squares the move fills (only asked on an occupancy-only board).
+            let fills = if self.occupancy_only {
+                squares
+                    .into_iter()
+                    .filter(|&sq| {
+                        codes[sq.to_usize()] == EMPTY
+                            && effect.code_on(sq).is_some_and(|c| c != EMPTY)
+                    })
+                    .collect()
+            } else {
+                Bitboard::EMPTY
+            };
             path.push(Step {
                 mv,
                 squares,
@@ -262,7 +296,14 @@ impl Search<'_> {
         }
         let complete = changed.is_empty();
         if !complete {
-            if changed.count() > IN_PROGRESS_SQUARES {
+            // A move in progress leaves only empty squares and pieces of its side where the
+            // board still differs (see `in_progress`): other boards need no position.
+            let turn = !before.turn();
+            if changed.count() > IN_PROGRESS_SQUARES
+                || !changed
+                    .into_iter()
+                    .all(|sq| self.mover_code(self.target[sq.to_usize()], turn))
+            {
                 return;
             }
             let mut after = *codes;
@@ -279,6 +320,7 @@ impl Search<'_> {
             complete,
             visible: (squares & !self.evidence.seen).is_empty(),
             ordered: self.ordered(path),
+            promotions_seen: self.promotions_seen(path),
         });
     }
 
@@ -316,6 +358,15 @@ impl Search<'_> {
                     || (mv.is_promotion() && sq == mv.to() && code == pawn)
             })
         })
+    }
+
+    /// Whether `code` is an empty square or a piece of `turn`: what a move of `turn` in
+    /// progress can show on a square it changes.
+    fn mover_code(&self, code: u8, turn: Color) -> bool {
+        code == EMPTY
+            || Role::ALL
+                .into_iter()
+                .any(|role| normalize(piece_code(role.of(turn)), self.occupancy_only) == code)
     }
 
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
@@ -361,6 +412,30 @@ impl Search<'_> {
                 .map(|(k, r)| k.min(r)),
             _ => history.left(mv.from()?, after),
         }
+    }
+
+    /// Whether each promoted piece was read on its promotion square since the sequence
+    /// began, for longer than a wrong code lasts (one scan): when a fast reply captured
+    /// it, that reading is the only evidence of the piece chosen, and it must then be
+    /// one the capture replaced (not the capturing piece's). Occupancy-only boards
+    /// cannot tell pieces apart.
+    fn promotions_seen(&self, path: &[Step]) -> bool {
+        if self.occupancy_only {
+            return true;
+        }
+        path.iter().enumerate().all(|(i, step)| {
+            let Some(role) = step.mv.promotion() else {
+                return true;
+            };
+            let square = step.mv.to();
+            let color = Color::from_white(square.rank() == Rank::Eighth);
+            let code = piece_code(role.of(color));
+            let captured = path[i + 1..].iter().any(|later| later.mv.to() == square);
+            let (start, scan) = (self.evidence.start, self.evidence.scan);
+            self.evidence
+                .history
+                .stood(square, code, start, scan, captured)
+        })
     }
 
     /// Whether the moves were started in the order their pieces were seen lifted: a move
@@ -515,7 +590,9 @@ mod tests {
         let start = Chess::default();
         let target = from_board(after(&start, &["e4", "c5"]).board(), false);
         match run(&start, &target, &NO_ORDER) {
-            Explanation::Found { moves, complete } => {
+            Explanation::Found {
+                moves, complete, ..
+            } => {
                 assert_eq!(
                     found(&moves, complete),
                     (vec!["e2e4".into(), "c7c5".into()], true)
@@ -564,7 +641,9 @@ mod tests {
         let mut target = from_board(after(&start, &["e4", "e5"]).board(), false);
         target[Square::G1.to_usize()] = EMPTY;
         match run(&start, &target, &NO_ORDER) {
-            Explanation::Found { moves, complete } => {
+            Explanation::Found {
+                moves, complete, ..
+            } => {
                 assert_eq!(
                     found(&moves, complete),
                     (vec!["e2e4".into(), "e7e5".into()], false)
