@@ -18,7 +18,7 @@ use super::codes::{
 use super::history::History;
 
 /// Most explanations collected per depth.
-const MAX_COUNTED: usize = 16;
+pub(crate) const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 50_000;
@@ -61,11 +61,11 @@ pub(crate) enum Explanation {
         /// Its moves were started in the order their pieces were lifted.
         ordered: bool,
     },
-    /// `count` (at least, capped) sequences of `plies` moves explain the board and they
-    /// disagree from the first move on.
+    /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
+    /// equally well and disagree from the first move on.
     Ambiguous {
         plies: usize,
-        count: usize,
+        sequences: Vec<Vec<Move>>,
     },
 }
 
@@ -185,7 +185,7 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     if shared == 0 {
         return Explanation::Ambiguous {
             plies,
-            count: found.len(),
+            sequences: found.into_iter().map(|s| s.moves).collect(),
         };
     }
     Explanation::Found {
