@@ -6,7 +6,9 @@
 //! moves missing from the record) and phantom moves (recorded moves not in the source),
 //! lists every such case with its seed, game, ply and the nearest link gap or restart,
 //! checks that every restored core equals the one that crashed, and samples the
-//! process's resident memory.
+//! process's resident memory. A simulated arbiter answers each ambiguity the boards
+//! report, [`ARBITER_DELAY`] later, with the one operator action for it (pick the
+//! engine's candidate that the scoresheet shows); its interventions are counted apart.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
 //! [--no-restarts] [--max-downtime MS] [--search-plies N]` (defaults 8, 8, 1, 10000, the
@@ -25,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use boardcast::inference::EngineConfig;
+use boardcast::board::BoardCommand;
+use boardcast::inference::{Choice, EngineConfig, Event};
 use boardcast::journal::{JournaledCore, file};
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
 use boardcast_simulator::rng::Rng;
@@ -46,6 +49,9 @@ const MAX_DOWNTIME: u64 = 10_000;
 /// A gap or restart this close after a move's last action may have caused a difference
 /// at that move (the settle window and the fresh dump come after it).
 const NEAR: Duration = Duration::from_secs(3);
+/// How long after a board reports an ambiguity the arbiter picks the sequence the
+/// scoresheets show (`BoardCommand::Resolve`; the soak's arbiter does nothing else).
+const ARBITER_DELAY: Duration = Duration::from_secs(10);
 /// The port every journal is named after (one directory per run; boards by number).
 const PORT: &str = "/dev/soak";
 /// Boards advance together in slices of this much simulated time.
@@ -158,6 +164,8 @@ struct Board {
     started_at: Duration,
     completed: Vec<Duration>,
     interruptions: Vec<(Cause, Duration, Duration)>,
+    /// When the arbiter, called by an ambiguity, reaches the board.
+    arbiter: Option<Duration>,
 }
 
 /// Totals and the cases to report.
@@ -176,6 +184,10 @@ struct Tally {
     /// Journal records replayed at restarts, and the longest restore.
     replayed_records: usize,
     longest_restore: Duration,
+    /// Ambiguities the arbiter resolved, and those whose candidates did not include the
+    /// sequence played (left as they are: lost).
+    interventions: usize,
+    unresolved: usize,
 }
 
 fn sim_config(seed: u64) -> SimConfig {
@@ -266,6 +278,38 @@ impl Board {
         self.next_restart(now + downtime);
     }
 
+    /// The arbiter at the board: picks, among the candidates the board reported, the
+    /// one the game's scoresheet has after the recorded moves. Nothing else: without
+    /// such a candidate the board is left as it is.
+    fn arbitrate(&mut self, games: &[Game], tally: &mut Tally) {
+        self.arbiter = None;
+        // Nothing to do when the engine has explained the board itself since.
+        let candidates = self.run.core().open_ambiguity();
+        if candidates.is_empty() {
+            return;
+        }
+        let source = &games[self.game].sans;
+        let plain = |san: &str| san.trim_end_matches(['+', '#']).to_string();
+        let n = self.run.core().game_status().moves.len();
+        let played: Vec<String> = source.iter().skip(n).map(|s| plain(s)).collect();
+        let pick = candidates.iter().find(|c| {
+            let moves: Vec<String> = c.split_whitespace().map(plain).collect();
+            played.starts_with(&moves)
+        });
+        let Some(pick) = pick else {
+            tally.unresolved += 1;
+            return;
+        };
+        let choice = Choice::Moves(pick.split_whitespace().map(str::to_string).collect());
+        match self.run.command(BoardCommand::Resolve(choice)) {
+            Ok(()) => tally.interventions += 1,
+            Err(e) => panic!(
+                "board {}: the arbiter's pick {pick} refused: {e}",
+                self.number
+            ),
+        }
+    }
+
     /// Takes the games the core finished, as the daemon's worker does to publish them.
     fn take_finished(&mut self) {
         let taken = self.run.core_mut().take_finished_games();
@@ -277,6 +321,7 @@ impl Board {
         self.started_at = self.run.now();
         self.completed.clear();
         self.interruptions.clear();
+        self.arbiter = None;
         self.game = index;
         self.seed = base_seed << 32 | (self.number as u64) << 20 | self.games_started as u64;
         self.games_started += 1;
@@ -457,6 +502,7 @@ fn main() {
                 started_at: Duration::ZERO,
                 completed: Vec::new(),
                 interruptions: Vec::new(),
+                arbiter: None,
             };
             board.next_gap(Duration::ZERO);
             board.next_restart(Duration::ZERO);
@@ -491,18 +537,29 @@ fn main() {
                 if board.run.now() >= board.restart_at {
                     board.restart(&mut tally);
                 }
+                if board.arbiter.is_some_and(|due| board.run.now() >= due) {
+                    board.arbitrate(&games, &mut tally);
+                }
                 let change = if link_down { board.gap.1 } else { board.gap.0 };
                 let until = if gaps_on {
                     horizon.min(change)
                 } else {
                     horizon
                 };
-                let until = until.min(board.restart_at).max(board.run.now());
+                let until = until.min(board.restart_at);
+                let until = until
+                    .min(board.arbiter.unwrap_or(Duration::MAX))
+                    .max(board.run.now());
                 let completed = &mut board.completed;
-                let progress = board.run.step(until, &mut |_, seen| {
+                let arbiter = &mut board.arbiter;
+                let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
-                    if let Seen::Report(report) = seen {
-                        completed.push(report.completed_at);
+                    match seen {
+                        Seen::Report(report) => completed.push(report.completed_at),
+                        Seen::Event(Event::Ambiguous { .. }) => {
+                            arbiter.get_or_insert(now + ARBITER_DELAY);
+                        }
+                        _ => {}
                     }
                 });
                 match progress {
@@ -513,6 +570,11 @@ fn main() {
                         }
                     }
                     Progress::Finished => {
+                        // The arbiter resolves what is left at the game's end at the latest.
+                        if board.arbiter.is_some() {
+                            board.arbitrate(&games, &mut tally);
+                            continue;
+                        }
                         board.check(&games, &mut tally, None);
                         let index = take_game();
                         board.start(&games, index, base_seed);
@@ -548,6 +610,13 @@ fn main() {
         tally.lost,
         tally.phantom,
         tally.cases.len()
+    );
+    println!(
+        "arbiter interventions (an ambiguity resolved from the scoresheet, {} s after it \
+         was reported): {}; ambiguities whose candidates missed the moves played: {}",
+        ARBITER_DELAY.as_secs(),
+        tally.interventions,
+        tally.unresolved
     );
     for ((near, kind), (count, lost, phantom)) in &tally.kinds {
         println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");

@@ -10,7 +10,7 @@ use shakmaty::{Color, EnPassantMode, KnownOutcome, Position, Role};
 
 use crate::clock::{ClockTracker, MoveTime};
 use crate::game::{GameRecord, write_pgn};
-use crate::inference::{Engine, EngineConfig, EngineError, Event};
+use crate::inference::{Choice, Engine, EngineConfig, EngineError, Event};
 use crate::mirror::Mirror;
 
 /// What the game on a board is doing, as consumers see it.
@@ -29,8 +29,13 @@ pub enum GameState {
         /// What to put where to restore the last legal position (`Qd1`, `-e4`).
         restore: Vec<String>,
     },
-    /// Several move sequences explain the board; waiting for more evidence.
-    Ambiguous,
+    /// Several move sequences explain the board; waiting for more evidence, or for the
+    /// arbiter to pick one (`BoardCommand::Resolve`).
+    Ambiguous {
+        /// Each sequence's moves in SAN, separated by spaces.
+        #[serde(default)]
+        candidates: Vec<String>,
+    },
     /// The board's position cannot occur in a game.
     IllegalPosition {
         /// What is wrong with it.
@@ -75,6 +80,9 @@ pub enum BoardCommand {
     AcceptBoard,
     /// Declare the position on the board a new game.
     DeclareSetup,
+    /// Record one of the sequences the engine reported as ambiguous (the arbiter's pick,
+    /// from the scoresheets), then explain the board from there.
+    Resolve(Choice),
     /// Correct the piece a pawn promoted to at `ply` (occupancy-only boards).
     CorrectPromotion {
         /// The 1-based ply of the promotion.
@@ -137,6 +145,11 @@ impl BoardCore {
             _ => {}
         }
         let changed = self.mirror.apply(message);
+        // The host asks for a dump when it starts reading and after trouble: what the
+        // board did before it is unknown.
+        if changed && matches!(message, Message::BoardDump(_)) {
+            self.engine.updates_lost(now);
+        }
         if self.mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
             self.engine.observe(self.mirror.board(), now);
         }
@@ -166,7 +179,9 @@ impl BoardCore {
             Event::Irregular { restore, .. } => GameState::Irregular {
                 restore: restore.iter().map(ToString::to_string).collect(),
             },
-            Event::Ambiguous { .. } => GameState::Ambiguous,
+            Event::Ambiguous { candidates, .. } => GameState::Ambiguous {
+                candidates: candidates.clone(),
+            },
             Event::IllegalPosition { problems } => GameState::IllegalPosition {
                 problems: problems.iter().map(|p| format!("{p:?}")).collect(),
             },
@@ -220,11 +235,18 @@ impl BoardCore {
             BoardCommand::SetResult(outcome) => self.engine.set_result(outcome),
             BoardCommand::AcceptBoard => self.engine.accept_board()?,
             BoardCommand::DeclareSetup => self.engine.declare_setup()?,
+            BoardCommand::Resolve(choice) => self.engine.resolve(&choice)?,
             BoardCommand::CorrectPromotion { ply, role } => {
                 self.engine.correct_promotion(ply, role)?
             }
         }
         Ok(())
+    }
+
+    /// The candidate sequences of the ambiguity still open (see
+    /// `BoardCommand::Resolve`), even when the board has gone irregular since.
+    pub fn open_ambiguity(&self) -> Vec<String> {
+        self.engine.open_ambiguity()
     }
 
     /// The game as it stands.

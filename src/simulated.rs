@@ -14,7 +14,8 @@ use std::time::Duration;
 use boardcast_protocol::{Command, Decoded, Decoder, Message, RawBoard};
 use boardcast_simulator::{MoveReport, Simulation};
 
-use crate::inference::{EngineConfig, Event};
+use crate::board::BoardCommand;
+use crate::inference::{EngineConfig, EngineError, Event};
 use crate::journal::JournaledCore;
 
 /// Steps without time moving on after which a run is declared stuck.
@@ -106,6 +107,13 @@ impl SimulatedBoard {
     /// The board core, to take finished games or give operator commands.
     pub fn core_mut(&mut self) -> &mut JournaledCore {
         &mut self.core
+    }
+
+    /// Gives the running daemon's core an operator command now; its events come with
+    /// the next step.
+    pub fn command(&mut self, command: BoardCommand) -> Result<(), EngineError> {
+        let now = self.daemon_now();
+        self.core.apply(command, now)
     }
 
     /// Restarts the daemon now, as after a crash: the core is dropped first (its journal

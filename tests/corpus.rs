@@ -119,7 +119,7 @@ impl Variant {
             Variant::Realistic => 993,
             Variant::Styles => 995,
             Variant::Rotated => 996,
-            Variant::Occupancy => 850,
+            Variant::Occupancy => 855,
         }
     }
 

@@ -308,3 +308,58 @@ fn a_bad_config_file_is_reported_with_file_line_and_field() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_arbiter_resolves_an_ambiguous_board_through_the_api() {
+    // Nf3, Nf6 and Nc3 are made before the daemon reads the board: its first dump shows
+    // them all, and White's two moves commute, so the order is the arbiter's to give.
+    let mut sim = Sim::interactive();
+    for mv in ["Nf3", "Nf6", "Nc3"] {
+        sim.send(mv);
+    }
+    for _ in 0..3 {
+        sim.step();
+    }
+    let mut daemon = Daemon::start(&[&sim.path], &[]);
+    let board = daemon.wait_json("/api/boards/1", WAIT, |b| {
+        b["status"]["kind"] == "ambiguous"
+    });
+    let mut candidates: Vec<&str> = board["status"]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    candidates.sort_unstable();
+    assert_eq!(candidates, ["Nc3 Nf6 Nf3", "Nf3 Nf6 Nc3"], "{board}");
+    assert!(sans(&board).is_empty(), "nothing recorded: {board}");
+    let url = format!("{}/api/boards/1/resolve", daemon.base);
+    let pick = json!({"moves": "Nc3 Nf6 Nf3"});
+    assert_eq!(send_json("POST", &url, None, &pick).0, 401);
+    let (status, body) = send_json("POST", &url, Some(TOKEN), &json!({"moves": "Nf3 Nc6 Nc3"}));
+    assert_eq!(status, 409, "not a candidate: {body}");
+    assert!(
+        body.contains("Nc3 Nf6 Nf3"),
+        "the candidates are named: {body}"
+    );
+    let (status, body) = send_json(
+        "POST",
+        &url,
+        Some(TOKEN),
+        &json!({"candidate": 1, "moves": "Nf3"}),
+    );
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = send_json("POST", &url, Some(TOKEN), &pick);
+    assert_eq!(status, 200, "{body}");
+    daemon.wait_json("/api/boards/1", WAIT, |b| sans(b) == ["Nc3", "Nf6", "Nf3"]);
+    let pgn = daemon.get("/api/boards/1/pgn").2;
+    assert!(pgn.contains("picked by the arbiter"), "{pgn}");
+    // The game goes on from the arbiter's order.
+    sim.send("e5");
+    daemon.wait_json("/api/boards/1", WAIT, |b| {
+        sans(b) == ["Nc3", "Nf6", "Nf3", "e5"]
+    });
+    // Nothing is open any more.
+    let (status, body) = send_json("POST", &url, Some(TOKEN), &json!({"candidate": 0}));
+    assert_eq!(status, 409, "{body}");
+}

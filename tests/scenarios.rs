@@ -13,9 +13,10 @@
 //! would in the daemon); several actions joined by `;` arrive as one update.
 //!
 //! * `lift e2`, `place e4 P` (FEN letter; any letter on occupancy boards), `code e4 200`
-//!   (a raw byte), `dump <64 chars in hardware order>`
+//!   (a raw byte), `dump <64 chars in hardware order>` (a fresh read after lost updates)
 //! * `wait 300ms`
-//! * operator: `accept`, `setup`, `promote <ply> <q|r|b|n>`, `result 1-0`
+//! * operator: `accept`, `setup`, `promote <ply> <q|r|b|n>`, `result 1-0`,
+//!   `resolve <n>` or `resolve <SAN moves>` (pick a reported ambiguous sequence)
 //! * `expect san: e4 e5` (the whole record), `expect event: <name> [text]` (the next
 //!   such event, whose text form contains the text), `expect no event: <name>` (none
 //!   since the last matched event), `expect result: 1-0`, `expect fen: <FEN>`,
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use boardcast::game::{GameRecord, write_pgn};
-use boardcast::inference::{Engine, EngineConfig, Event, Mode};
+use boardcast::inference::{Choice, Engine, EngineConfig, Event, Mode};
 use boardcast_protocol::RawBoard;
 use shakmaty::{EnPassantMode, Position, Role, fen::Fen};
 
@@ -162,7 +163,15 @@ impl Runner {
             ["code", sq, byte] => {
                 self.board.0[self.index(sq)?] = byte.parse().map_err(|e| format!("{e}"))?
             }
-            ["dump", text] => self.board = RawBoard::from_text(text).map_err(|e| e.to_string())?,
+            ["dump", text] => {
+                let board = RawBoard::from_text(text).map_err(|e| e.to_string())?;
+                // As in the daemon's board core: a dump that changes the board means
+                // updates were lost.
+                if board != self.board {
+                    self.engine.updates_lost(self.now);
+                }
+                self.board = board;
+            }
             ["wait", d] => {
                 self.advance(self.now + duration(d)?);
                 return Ok(false);
@@ -177,6 +186,14 @@ impl Runner {
                     .and_then(Role::from_char)
                     .ok_or(format!("bad piece {piece}"))?;
                 self.operator(|e| e.correct_promotion(ply, role).map_err(|e| e.to_string()))?
+            }
+            ["resolve", index] if index.parse::<usize>().is_ok() => {
+                let choice = Choice::Index(index.parse().map_err(|e| format!("{e}"))?);
+                self.operator(|e| e.resolve(&choice).map_err(|e| e.to_string()))?
+            }
+            ["resolve", ..] => {
+                let choice = Choice::Moves(words[1..].iter().map(|w| w.to_string()).collect());
+                self.operator(|e| e.resolve(&choice).map_err(|e| e.to_string()))?
             }
             ["result", r] => {
                 let outcome = r.parse().map_err(|_| format!("bad result {r}"))?;

@@ -10,6 +10,7 @@ use shakmaty::{Color, KnownOutcome};
 use super::App;
 use super::auth::authorised;
 use crate::board::BoardCommand;
+use crate::inference::Choice;
 use crate::output::control::ControlError;
 use crate::output::round::{Players, Round};
 
@@ -296,6 +297,49 @@ pub async fn declare_setup(
     let id = board_id(&id)?;
     require_token(&app, &headers)?;
     command(&app, id, BoardCommand::DeclareSetup).await
+}
+
+/// The body of `POST /api/boards/{id}/resolve`: one of the board's reported candidate
+/// sequences, by its place in the list (from 0) or by its moves in SAN.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    candidate: Option<usize>,
+    /// "Nf3 Nf6 Nc3" or ["Nf3", "Nf6", "Nc3"].
+    moves: Option<Moves>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Moves {
+    Text(String),
+    List(Vec<String>),
+}
+
+/// `POST /api/boards/{id}/resolve` (token): records the candidate sequence the arbiter
+/// picks from an ambiguous board (the scoresheets give the order a dump cannot), then
+/// explains the board from there.
+pub async fn resolve(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Json(resolution): Json<Resolution>,
+) -> Result<Response, ApiError> {
+    let id = board_id(&id)?;
+    require_token(&app, &headers)?;
+    let choice = match (resolution.candidate, resolution.moves) {
+        (Some(index), None) => Choice::Index(index),
+        (None, Some(Moves::Text(text))) => {
+            Choice::Moves(text.split_whitespace().map(str::to_string).collect())
+        }
+        (None, Some(Moves::List(moves))) => Choice::Moves(moves),
+        _ => {
+            return Err(ApiError::BadRequest(
+                "expected {\"candidate\": N} or {\"moves\": \"Nf3 Nf6 Nc3\"}".into(),
+            ));
+        }
+    };
+    command(&app, id, BoardCommand::Resolve(choice)).await
 }
 
 async fn command(app: &App, id: usize, command: BoardCommand) -> Result<Response, ApiError> {

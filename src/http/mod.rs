@@ -87,6 +87,7 @@ async fn run(listener: TcpListener, app: App, max_connections: usize, header_tim
         .route("/api/boards/{id}/result", post(api::set_result))
         .route("/api/boards/{id}/accept", post(api::accept_board))
         .route("/api/boards/{id}/setup", post(api::declare_setup))
+        .route("/api/boards/{id}/resolve", post(api::resolve))
         .route("/api/round", get(api::round).put(api::set_round))
         .route("/api/events", get(sse::all_events))
         .route("/api/ws", get(ws::events))

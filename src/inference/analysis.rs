@@ -6,21 +6,31 @@
 
 use std::time::Duration;
 
-use shakmaty::{Board, Move, Position, Role};
+use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
 use super::candidates::{Candidates, Match, Origin};
 use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, occupied, shows};
 use super::config::Mode;
-use super::engine::{Engine, FirstLift, closed};
+use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Evidence, Explanation, explain};
+use super::search::{Evidence, Explanation, MAX_COUNTED, explain};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
 const MAX_RECORDED_ROUNDS: usize = 8;
 use super::signals::signalled_result;
 use crate::game::{GameRecord, Termination};
+
+/// `moves`, legal one after the other from `pos`, in SAN separated by spaces.
+fn sans(pos: &Chess, moves: &[Move]) -> String {
+    let mut pos = pos.clone();
+    moves
+        .iter()
+        .map(|&mv| SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// A board no sequence of moves explained, and the position it was searched from.
 /// Whether a board is explained at all depends on nothing else (the order evidence only
@@ -285,7 +295,14 @@ impl Engine {
             return false;
         }
         let occupancy = self.config.occupancy_only;
-        let depth = self.config.max_search_plies;
+        // On an occupancy-only board a capture swapped within a scan leaves its target
+        // open until later moves decide it, so the search reaches further back; the
+        // order of the lifts keeps it narrow (only pieces seen leaving, in turn).
+        let depth = if occupancy {
+            self.config.max_search_plies + 2
+        } else {
+            self.config.max_search_plies
+        };
         let mut correction = false;
         let evidence = self.evidence();
         let mut found = explain(
@@ -321,6 +338,18 @@ impl Engine {
                 self.unexplained = Some(key);
                 false
             }
+            Explanation::Found { moves, .. }
+                if self
+                    .ambiguity
+                    .as_ref()
+                    .is_some_and(|a| a.contradicts(&moves, correction)) =>
+            {
+                // The moves made start with one of the sequences reported: a shorter
+                // explanation that agrees with none of them is wrong (more moves were
+                // made than it counts). Still ambiguous.
+                self.report_ambiguity(None);
+                true
+            }
             Explanation::Found {
                 moves, complete, ..
             } => {
@@ -343,14 +372,61 @@ impl Engine {
                 }
                 true
             }
-            Explanation::Ambiguous { plies, count } => {
-                self.events.push_back(Event::Ambiguous {
-                    plies,
-                    explanations: count,
-                });
+            Explanation::Ambiguous { plies, sequences } => {
+                let binding = self.lost_updates && sequences.len() < MAX_COUNTED;
+                let mut new = Ambiguity {
+                    sequences,
+                    correction,
+                    binding,
+                };
+                // Only the sequences that agree with an ambiguity still open can be the
+                // moves made.
+                if let Some(open) = &self.ambiguity {
+                    new.sequences.retain(|s| !open.contradicts(s, correction));
+                }
+                self.report_ambiguity(Some((plies, new)).filter(|(_, a)| !a.sequences.is_empty()));
                 true
             }
         }
+    }
+
+    /// Reports `new` as the open ambiguity, or the one still open again (the board is
+    /// still ambiguous, though further on).
+    fn report_ambiguity(&mut self, new: Option<(usize, Ambiguity)>) {
+        let plies = match new {
+            Some((plies, ambiguity)) => {
+                self.ambiguity = Some(ambiguity);
+                plies
+            }
+            None => self
+                .ambiguity
+                .as_ref()
+                .and_then(|a| a.sequences.first())
+                .map_or(0, Vec::len),
+        };
+        let candidates = self.ambiguity_sans();
+        self.events.push_back(Event::Ambiguous {
+            plies,
+            explanations: candidates.len(),
+            candidates,
+        });
+    }
+
+    /// The sequences of the open ambiguity in SAN, as reported (see `resolve`).
+    pub(super) fn ambiguity_sans(&self) -> Vec<String> {
+        let Some(ambiguity) = &self.ambiguity else {
+            return Vec::new();
+        };
+        let n = self.record.ply_count();
+        let from = match ambiguity.correction {
+            true => n.checked_sub(1).and_then(|i| self.record.position_at(i)),
+            false => Some(self.record.position()),
+        };
+        from.map(|pos| {
+            let sequences = ambiguity.sequences.iter();
+            sequences.map(|moves| sans(pos, moves)).collect()
+        })
+        .unwrap_or_default()
     }
 
     /// On an occupancy-only board a promotion is taken as a queen; when the promoted

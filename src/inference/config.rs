@@ -19,7 +19,8 @@ pub struct EngineConfig {
     /// analysed further. A DGT scan takes 200–250 ms, so one window covers the
     /// half-finished readings of a scan.
     pub settle: Duration,
-    /// Deepest sequence of moves searched to explain a board after missed updates.
+    /// Deepest sequence of moves searched to explain a board after missed updates (two
+    /// more on an occupancy-only board, where later moves decide swapped captures).
     pub max_search_plies: usize,
     pub mode: Mode,
     /// The board senses occupancy only (codes 0 and 1).

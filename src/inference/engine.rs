@@ -47,6 +47,34 @@ pub(super) enum FirstLift {
     Unclear,
 }
 
+/// Sequences of moves that explain the board equally well.
+#[derive(Clone, Debug)]
+pub(super) struct Ambiguity {
+    pub sequences: Vec<Vec<Move>>,
+    /// The sequences start from the position before the last recorded move, their first
+    /// move replacing it.
+    pub correction: bool,
+    /// The sequences are every explanation the search found (not cut at its cap) of a
+    /// board read whole after updates were lost, so the moves made start with one of
+    /// them. (A board seen piece by piece can rest part-way through fast handling,
+    /// which no sequence describes: its ambiguities bind nothing.)
+    pub binding: bool,
+}
+
+impl Ambiguity {
+    /// Whether recording `moves` (the first replacing the last move when `correction`)
+    /// would contradict the ambiguity: the moves made since start with one of its
+    /// sequences, so an explanation found later must agree with one of them.
+    pub fn contradicts(&self, moves: &[Move], correction: bool) -> bool {
+        self.binding
+            && (self.correction != correction
+                || !self
+                    .sequences
+                    .iter()
+                    .any(|s| s.iter().zip(moves).all(|(a, b)| a == b)))
+    }
+}
+
 /// Turns the stream of board snapshots of one board into moves and events.
 #[derive(Clone, Debug)]
 pub struct Engine {
@@ -79,6 +107,11 @@ pub struct Engine {
     pub(super) irregular_since: Option<Duration>,
     /// The last board the search could not explain (see `analysis`).
     pub(super) unexplained: Option<Unexplained>,
+    /// The last ambiguity reported, while the record is unchanged, for the arbiter to
+    /// pick from (`resolve`).
+    pub(super) ambiguity: Option<Ambiguity>,
+    /// Updates were lost since the record last changed (see `updates_lost`).
+    pub(super) lost_updates: bool,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
     /// Games a new game replaced, one per `NewGame` event, oldest first, until taken.
@@ -116,6 +149,8 @@ impl Engine {
             assumed_queen: None,
             irregular_since: None,
             unexplained: None,
+            ambiguity: None,
+            lost_updates: false,
             events: VecDeque::new(),
             replaced: VecDeque::new(),
         };
@@ -199,6 +234,14 @@ impl Engine {
         }
     }
 
+    /// The board is read afresh after updates were lost (a dump after the link or the
+    /// daemon was down): any square may have changed and changed back meanwhile, so no
+    /// square counts as seen unchanged (see `seen`).
+    pub fn updates_lost(&mut self, now: Duration) {
+        self.changed_at = [Some(now); 64];
+        self.lost_updates = true;
+    }
+
     /// The live board (the mirror, raw codes by hardware index) after a change at `now`.
     pub fn observe(&mut self, board: &RawBoard, now: Duration) {
         self.tick(now);
@@ -250,9 +293,19 @@ impl Engine {
     pub(super) fn refresh(&mut self, now: Duration) {
         self.diff = diff(&self.observed, &self.expected);
         self.tentative = match self.find_move(&self.candidates) {
-            Match::One(index) if self.diff.any() => Some(Tentative { index, since: now }),
+            Match::One(index) if self.diff.any() && !self.contradicts_ambiguity(index) => {
+                Some(Tentative { index, since: now })
+            }
             _ => None,
         };
+    }
+
+    /// Whether recording candidate `index` would contradict the open ambiguity.
+    fn contradicts_ambiguity(&self, index: usize) -> bool {
+        let (Some(ambiguity), Some(c)) = (&self.ambiguity, self.candidates.get(index)) else {
+            return false;
+        };
+        ambiguity.contradicts(&[c.mv], c.origin == Origin::Correction)
     }
 
     /// The candidate move the observed board shows. On an occupancy-only board a capture
@@ -477,6 +530,9 @@ impl Engine {
             _ => None,
         };
         self.irregular_since = None;
+        // An ambiguity is about the position it was reported from.
+        self.ambiguity = None;
+        self.lost_updates = false;
         self.report_status(status);
     }
 

@@ -67,8 +67,14 @@ pub enum Event {
         kind: IrregularKind,
         restore: Vec<Fix>,
     },
-    /// Several move sequences of `plies` plies explain the board; waiting for more.
-    Ambiguous { plies: usize, explanations: usize },
+    /// Several move sequences of `plies` plies explain the board; waiting for more, or
+    /// for the arbiter to pick one of the `candidates` (each the sequence's moves in
+    /// SAN, separated by spaces) with [`Engine::resolve`](super::Engine::resolve).
+    Ambiguous {
+        plies: usize,
+        explanations: usize,
+        candidates: Vec<String>,
+    },
     /// The board's position is illegal in itself.
     IllegalPosition { problems: Vec<PositionProblem> },
     /// A new game started (start position seen, or a set-up declared by the operator).
@@ -137,7 +143,12 @@ impl fmt::Display for Event {
             Event::Ambiguous {
                 plies,
                 explanations,
-            } => write!(f, "ambiguous: {explanations} sequences of {plies} plies"),
+                candidates,
+            } => write!(
+                f,
+                "ambiguous: {explanations} sequences of {plies} plies: {}",
+                candidates.join(" | ")
+            ),
             Event::IllegalPosition { problems } => {
                 let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
                 write!(f, "illegal position: {}", problems.join(", "))

@@ -20,7 +20,7 @@ mod signals;
 pub use config::{EngineConfig, Mode};
 pub use engine::Engine;
 pub use event::{Event, Fix, IrregularKind, PositionProblem};
-pub use operator::EngineError;
+pub use operator::{Choice, EngineError};
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! Operator actions: accepting the board's position, declaring a set-up position a new
-//! game, correcting a promotion piece, entering a result.
+//! game, picking one of several explanations of the board, correcting a promotion
+//! piece, entering a result.
 
 use shakmaty::{Color, KnownOutcome, Move, Position, Role};
 
@@ -19,13 +20,89 @@ pub enum EngineError {
     OccupancyOnly,
     #[error("the board does not hold a legal position")]
     IllegalBoard,
+    #[error("no ambiguity is open on this board (nothing to pick from)")]
+    NoAmbiguity,
+    #[error("{0} is not one of the explanations reported: {1}")]
+    NotACandidate(String, String),
     #[error("move {0} is not a promotion")]
     NotAPromotion(usize),
     #[error(transparent)]
     Record(#[from] RecordError),
 }
 
+/// Which of the sequences reported in an ambiguity the arbiter picks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Its place in the list reported, from 0.
+    Index(usize),
+    /// Its moves in SAN as reported (check and mate marks may be left out).
+    Moves(Vec<String>),
+}
+
+impl std::fmt::Display for Choice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Choice::Index(i) => write!(f, "explanation {i}"),
+            Choice::Moves(moves) => write!(f, "{:?}", moves.join(" ")),
+        }
+    }
+}
+
+/// SAN moves without check and mate marks, for comparing an arbiter's entry.
+fn plain<'a>(sans: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    sans.into_iter()
+        .map(|san| san.trim_end_matches(['+', '#']))
+        .collect()
+}
+
 impl Engine {
+    /// The candidate sequences (SAN) of the ambiguity still open, as last reported:
+    /// what `resolve` picks from. Empty when none is open.
+    pub fn open_ambiguity(&self) -> Vec<String> {
+        self.ambiguity_sans()
+    }
+
+    /// Records the sequence `choice` picks among those the last ambiguity reported (the
+    /// arbiter knows the order from the scoresheets; a dump cannot show it), then
+    /// explains the board from there, as the players may have moved on meanwhile.
+    pub fn resolve(&mut self, choice: &Choice) -> Result<(), EngineError> {
+        let ambiguity = self.ambiguity.clone().ok_or(EngineError::NoAmbiguity)?;
+        let reported = self.ambiguity_sans();
+        let index = match choice {
+            Choice::Index(i) => Some(*i).filter(|&i| i < reported.len()),
+            Choice::Moves(moves) => {
+                let wanted = plain(moves.iter().flat_map(|m| m.split_whitespace()));
+                reported
+                    .iter()
+                    .position(|sans| plain(sans.split_whitespace()) == wanted)
+            }
+        }
+        .ok_or_else(|| EngineError::NotACandidate(choice.to_string(), reported.join(" | ")))?;
+        let count = reported.len();
+        for (i, &mv) in ambiguity.sequences[index].iter().enumerate() {
+            self.first_lift = FirstLift::Unclear;
+            if ambiguity.correction && i == 0 {
+                self.correct_last(mv);
+            } else {
+                self.play(mv);
+            }
+        }
+        self.first_lift = FirstLift::Unclear;
+        let ply = self.record.ply_count();
+        self.record.add_comment(
+            ply,
+            format!(
+                "{} picked by the arbiter among {count} explanations of the board",
+                reported[index]
+            ),
+        )?;
+        // A board that changed since is analysed when it is stable (the timer is set).
+        if self.analysed && self.tentative.is_none() && self.diff.any() {
+            self.analyse();
+        }
+        Ok(())
+    }
+
     /// Accepts the board as the game's position (re-anchor). An earlier position of the
     /// game is returned to; any other becomes a set-up position with the earlier moves
     /// quoted in a comment (so the PGN stays valid), the side to move taken from the

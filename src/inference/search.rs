@@ -18,7 +18,7 @@ use super::codes::{
 use super::history::History;
 
 /// Most explanations collected per depth.
-const MAX_COUNTED: usize = 16;
+pub(crate) const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 50_000;
@@ -61,11 +61,11 @@ pub(crate) enum Explanation {
         /// Its moves were started in the order their pieces were lifted.
         ordered: bool,
     },
-    /// `count` (at least, capped) sequences of `plies` moves explain the board and they
-    /// disagree from the first move on.
+    /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
+    /// equally well and disagree from the first move on.
     Ambiguous {
         plies: usize,
-        count: usize,
+        sequences: Vec<Vec<Move>>,
     },
 }
 
@@ -188,7 +188,7 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     if shared == 0 {
         return Explanation::Ambiguous {
             plies,
-            count: found.len(),
+            sequences: found.into_iter().map(|s| s.moves).collect(),
         };
     }
     Explanation::Found {
@@ -317,14 +317,50 @@ impl Search<'_> {
                 return;
             }
         }
-        let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
+        let visible = if self.occupancy_only {
+            let mut after = self.evidence.start;
+            path.iter().all(|s| {
+                let landed = self.capture_landed(s, after);
+                after = s.lift;
+                landed
+            })
+        } else {
+            let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
+            (squares & !self.evidence.seen).is_empty()
+        };
         self.found.push(Sequence {
             moves: path.iter().map(|s| s.mv).collect(),
             complete,
-            visible: (squares & !self.evidence.seen).is_empty(),
+            visible,
             ordered: self.ordered(path),
             promotions_seen: self.promotions_seen(path),
         });
+    }
+
+    /// On an occupancy-only board, whether a capture's landing was seen: its target
+    /// square, occupied before and after, read empty after the previous move's lift
+    /// (`after`) and occupied again from a scan before the piece's lift on (the captured
+    /// piece removed, then the capturing piece placed). A capture whose pieces were
+    /// swapped within a scan shows nothing there, and neither does a capture of another
+    /// piece by the same mover: the last move landing on that square, or one filling it
+    /// that this capture would then take, is no evidence for either. The move's other
+    /// squares need no such check: the search only moves pieces seen leaving, and the
+    /// squares they fill show in the board or were seen filled.
+    fn capture_landed(&self, step: &Step, after: Duration) -> bool {
+        let Move::Normal {
+            capture: Some(_),
+            to,
+            ..
+        } = step.mv
+        else {
+            return true;
+        };
+        let history = self.evidence.history;
+        let landed = step.lift.saturating_sub(self.evidence.scan);
+        history
+            .left(to, after)
+            .and_then(|emptied| history.filled(to, emptied.max(landed)))
+            .is_some()
     }
 
     /// Whether the target is `codes` with a move of the side to move in progress: one of

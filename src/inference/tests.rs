@@ -151,3 +151,54 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_arbiter_picks_one_of_the_reported_sequences_and_nothing_else() {
+    use super::{Choice, EngineError};
+    use shakmaty::san::San;
+    let mut engine = Engine::new(EngineConfig::default());
+    let mut pos = Chess::default();
+    engine.observe(&raw(&pos), ms(0));
+    assert_eq!(
+        engine.resolve(&Choice::Index(0)),
+        Err(EngineError::NoAmbiguity)
+    );
+    // A dump after lost updates shows Nf3 Nf6 Nc3: the order of White's moves is unknown.
+    for san in ["Nf3", "Nf6", "Nc3"] {
+        let mv = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+        pos.play_unchecked(mv);
+    }
+    engine.updates_lost(ms(1000));
+    engine.observe(&raw(&pos), ms(1000));
+    engine.tick(ms(1250));
+    let mut candidates = engine.open_ambiguity();
+    assert!(
+        drain(&mut engine)
+            .iter()
+            .any(|e| matches!(e, Event::Ambiguous { candidates: c, .. } if *c == candidates)),
+        "the candidates are reported"
+    );
+    assert_eq!(engine.game().ply_count(), 0);
+    candidates.sort();
+    assert_eq!(candidates, ["Nc3 Nf6 Nf3", "Nf3 Nf6 Nc3"]);
+    for wrong in [
+        Choice::Index(2),
+        Choice::Moves(vec!["Nf3".into(), "Nc6".into(), "Nc3".into()]),
+        Choice::Moves(vec!["Nf3".into(), "Nf6".into()]),
+    ] {
+        assert!(
+            matches!(engine.resolve(&wrong), Err(EngineError::NotACandidate(..))),
+            "{wrong}"
+        );
+    }
+    assert_eq!(engine.game().ply_count(), 0);
+    engine
+        .resolve(&Choice::Moves(vec!["Nc3 Nf6".into(), "Nf3".into()]))
+        .unwrap();
+    assert_eq!(engine.game().sans(), ["Nc3", "Nf6", "Nf3"]);
+    assert!(engine.open_ambiguity().is_empty());
+    assert_eq!(
+        engine.resolve(&Choice::Index(0)),
+        Err(EngineError::NoAmbiguity)
+    );
+}

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{KnownOutcome, Role};
 
 use crate::board::BoardCommand;
+use crate::inference::Choice;
 
 /// The first line of every journal.
 pub const HEADER: &str = "# boardcast journal v1";
@@ -197,11 +198,25 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum CommandRecord {
-    SetTags { tags: Vec<(String, String)> },
-    SetResult { result: Option<String> },
+    SetTags {
+        tags: Vec<(String, String)>,
+    },
+    SetResult {
+        result: Option<String>,
+    },
     AcceptBoard,
     DeclareSetup,
-    CorrectPromotion { ply: usize, role: char },
+    /// `index` when the arbiter picked by place, else `moves`.
+    Resolve {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        index: Option<usize>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        moves: Vec<String>,
+    },
+    CorrectPromotion {
+        ply: usize,
+        role: char,
+    },
 }
 
 impl From<&BoardCommand> for CommandRecord {
@@ -213,6 +228,14 @@ impl From<&BoardCommand> for CommandRecord {
             },
             BoardCommand::AcceptBoard => CommandRecord::AcceptBoard,
             BoardCommand::DeclareSetup => CommandRecord::DeclareSetup,
+            BoardCommand::Resolve(Choice::Index(index)) => CommandRecord::Resolve {
+                index: Some(*index),
+                moves: Vec::new(),
+            },
+            BoardCommand::Resolve(Choice::Moves(moves)) => CommandRecord::Resolve {
+                index: None,
+                moves: moves.clone(),
+            },
             BoardCommand::CorrectPromotion { ply, role } => CommandRecord::CorrectPromotion {
                 ply: *ply,
                 role: role.char(),
@@ -235,6 +258,10 @@ impl TryFrom<CommandRecord> for BoardCommand {
             ),
             CommandRecord::AcceptBoard => BoardCommand::AcceptBoard,
             CommandRecord::DeclareSetup => BoardCommand::DeclareSetup,
+            CommandRecord::Resolve { index, moves } => BoardCommand::Resolve(match index {
+                Some(index) => Choice::Index(index),
+                None => Choice::Moves(moves),
+            }),
             CommandRecord::CorrectPromotion { ply, role } => BoardCommand::CorrectPromotion {
                 ply,
                 role: Role::from_char(role).ok_or("bad promotion piece")?,
@@ -297,6 +324,18 @@ mod tests {
             Entry {
                 at: at(304),
                 record: Record::Command(BoardCommand::AcceptBoard),
+            },
+            Entry {
+                at: at(305),
+                record: Record::Command(BoardCommand::Resolve(Choice::Index(2))),
+            },
+            Entry {
+                at: at(306),
+                record: Record::Command(BoardCommand::Resolve(Choice::Moves(vec![
+                    "Nf3".into(),
+                    "Nf6".into(),
+                    "Nc3".into(),
+                ]))),
             },
             Entry {
                 at: at(305),

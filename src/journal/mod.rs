@@ -167,6 +167,11 @@ impl JournaledCore {
         self.core.take_finished_games()
     }
 
+    /// The candidate sequences of the ambiguity still open.
+    pub fn open_ambiguity(&self) -> Vec<String> {
+        self.core.open_ambiguity()
+    }
+
     /// The game as it stands.
     pub fn game_status(&self) -> GameStatus {
         self.core.game_status()

@@ -33,8 +33,14 @@ pub enum Change {
         restore: Vec<String>,
         takeback: bool,
     },
-    /// Several move sequences explain the board.
-    Ambiguous { plies: usize, explanations: usize },
+    /// Several move sequences explain the board; each candidate is one in SAN (what
+    /// `POST /api/boards/{id}/resolve` takes).
+    Ambiguous {
+        plies: usize,
+        explanations: usize,
+        #[serde(default)]
+        candidates: Vec<String>,
+    },
     /// The position on the board cannot occur in a game.
     IllegalPosition { problems: Vec<String> },
     /// A new game started.
@@ -105,9 +111,11 @@ impl From<&Event> for Change {
             Event::Ambiguous {
                 plies,
                 explanations,
+                candidates,
             } => Change::Ambiguous {
                 plies: *plies,
                 explanations: *explanations,
+                candidates: candidates.clone(),
             },
             Event::IllegalPosition { problems } => Change::IllegalPosition {
                 problems: strings(problems),
