@@ -69,24 +69,6 @@ const REPROS_PER_VARIANT: usize = 3;
 /// it is stuck (e.g. an engine deadline that never passes).
 const SIM_TIME_LIMIT: Duration = Duration::from_secs(12 * 3600);
 
-/// Every handling style, in the order variant `styles` forces them.
-const STYLES: [Style; 14] = [
-    Style::Plain,
-    Style::Slide,
-    Style::Touch,
-    Style::CaptureVictimFirst,
-    Style::CaptureOwnFirst,
-    Style::CaptureSwap,
-    Style::CastleKingFirst,
-    Style::CastleBothLifted,
-    Style::CastleRookFirst,
-    Style::EpOwnFirst,
-    Style::EpVictimFirst,
-    Style::EpVictimLast,
-    Style::PromoteDirect,
-    Style::PromoteSwap,
-];
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Variant {
     Realistic,
@@ -255,7 +237,7 @@ fn seed(variant: Variant, game: &Game) -> u64 {
 
 /// The forced style of a game in variant `styles`.
 fn forced_style(game: &Game) -> Style {
-    STYLES[game.global % STYLES.len()]
+    Style::ALL[game.global % Style::ALL.len()]
 }
 
 fn sim_config(variant: Variant, game: &Game) -> SimConfig {
@@ -816,7 +798,7 @@ fn acceptance(variant: Variant) {
     eprintln!("{}", report(&summary));
     if variant == Variant::Styles {
         let mut line = String::from("corpus styles   moves per style:");
-        for style in STYLES {
+        for style in Style::ALL {
             let n = summary
                 .styles
                 .iter()
@@ -825,7 +807,7 @@ fn acceptance(variant: Variant) {
             let _ = write!(line, " {}={n}", style_name(style));
         }
         eprintln!("{line}");
-        for style in STYLES {
+        for style in Style::ALL {
             assert!(
                 summary.styles.iter().any(|(s, n)| *s == style && *n > 0),
                 "style {style:?} was never exercised"

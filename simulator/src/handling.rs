@@ -61,6 +61,26 @@ pub enum Style {
     PromoteSwap,
 }
 
+impl Style {
+    /// Every style, in declaration order.
+    pub const ALL: [Style; 14] = [
+        Style::Plain,
+        Style::Slide,
+        Style::Touch,
+        Style::CaptureVictimFirst,
+        Style::CaptureOwnFirst,
+        Style::CaptureSwap,
+        Style::CastleKingFirst,
+        Style::CastleBothLifted,
+        Style::CastleRookFirst,
+        Style::EpOwnFirst,
+        Style::EpVictimFirst,
+        Style::EpVictimLast,
+        Style::PromoteDirect,
+        Style::PromoteSwap,
+    ];
+}
+
 /// The kind of a move, for style selection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MoveKind {

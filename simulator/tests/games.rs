@@ -122,22 +122,7 @@ fn every_style_forced_replays_special_moves_correctly() {
         )
         .unwrap(),
     ];
-    for style in [
-        Style::Plain,
-        Style::Slide,
-        Style::Touch,
-        Style::CaptureVictimFirst,
-        Style::CaptureOwnFirst,
-        Style::CaptureSwap,
-        Style::CastleKingFirst,
-        Style::CastleBothLifted,
-        Style::CastleRookFirst,
-        Style::EpOwnFirst,
-        Style::EpVictimFirst,
-        Style::EpVictimLast,
-        Style::PromoteDirect,
-        Style::PromoteSwap,
-    ] {
+    for style in Style::ALL {
         let mut used = false;
         for script in &scripts {
             let cfg = SimConfig {
