@@ -353,15 +353,7 @@ impl Engine {
             Explanation::Found {
                 moves, complete, ..
             } => {
-                for (i, mv) in moves.into_iter().enumerate() {
-                    self.first_lift = FirstLift::Unclear;
-                    if correction && i == 0 {
-                        self.correct_last(mv);
-                    } else {
-                        self.play(mv);
-                    }
-                }
-                self.first_lift = FirstLift::Unclear;
+                self.record_sequence(&moves, correction);
                 if !complete
                     && self.tentative.is_none()
                     && self.diff.any()

@@ -437,6 +437,21 @@ impl Engine {
         self.rebuild();
     }
 
+    /// Records `moves` one after the other, the first replacing the last move when
+    /// `correction`: a sequence the search found or the arbiter picked, so no lift seen
+    /// is known to start any of them.
+    pub(super) fn record_sequence(&mut self, moves: &[Move], correction: bool) {
+        for (i, &mv) in moves.iter().enumerate() {
+            self.first_lift = FirstLift::Unclear;
+            if correction && i == 0 {
+                self.correct_last(mv);
+            } else {
+                self.play(mv);
+            }
+        }
+        self.first_lift = FirstLift::Unclear;
+    }
+
     /// Replaces the last move by `mv` (legal in the position before it).
     pub(super) fn correct_last(&mut self, mv: Move) {
         let ply = self.record.ply_count();

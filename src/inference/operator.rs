@@ -79,15 +79,7 @@ impl Engine {
         }
         .ok_or_else(|| EngineError::NotACandidate(choice.to_string(), reported.join(" | ")))?;
         let count = reported.len();
-        for (i, &mv) in ambiguity.sequences[index].iter().enumerate() {
-            self.first_lift = FirstLift::Unclear;
-            if ambiguity.correction && i == 0 {
-                self.correct_last(mv);
-            } else {
-                self.play(mv);
-            }
-        }
-        self.first_lift = FirstLift::Unclear;
+        self.record_sequence(&ambiguity.sequences[index], ambiguity.correction);
         let ply = self.record.ply_count();
         self.record.add_comment(
             ply,
