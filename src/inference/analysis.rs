@@ -396,7 +396,7 @@ impl Engine {
                 .and_then(|a| a.sequences.first())
                 .map_or(0, Vec::len),
         };
-        let candidates = self.ambiguity_sans();
+        let candidates = self.open_ambiguity();
         self.events.push_back(Event::Ambiguous {
             plies,
             explanations: candidates.len(),
@@ -404,8 +404,9 @@ impl Engine {
         });
     }
 
-    /// The sequences of the open ambiguity in SAN, as reported (see `resolve`).
-    pub(super) fn ambiguity_sans(&self) -> Vec<String> {
+    /// The candidate sequences (SAN) of the ambiguity still open, as last reported:
+    /// what `resolve` picks from. Empty when none is open.
+    pub fn open_ambiguity(&self) -> Vec<String> {
         let Some(ambiguity) = &self.ambiguity else {
             return Vec::new();
         };

@@ -56,18 +56,12 @@ fn plain<'a>(sans: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
 }
 
 impl Engine {
-    /// The candidate sequences (SAN) of the ambiguity still open, as last reported:
-    /// what `resolve` picks from. Empty when none is open.
-    pub fn open_ambiguity(&self) -> Vec<String> {
-        self.ambiguity_sans()
-    }
-
     /// Records the sequence `choice` picks among those the last ambiguity reported (the
     /// arbiter knows the order from the scoresheets; a dump cannot show it), then
     /// explains the board from there, as the players may have moved on meanwhile.
     pub fn resolve(&mut self, choice: &Choice) -> Result<(), EngineError> {
         let ambiguity = self.ambiguity.clone().ok_or(EngineError::NoAmbiguity)?;
-        let reported = self.ambiguity_sans();
+        let reported = self.open_ambiguity();
         let index = match choice {
             Choice::Index(i) => Some(*i).filter(|&i| i < reported.len()),
             Choice::Moves(moves) => {
