@@ -17,10 +17,8 @@
 //! the games. `cargo bench --bench inference`; `-- --skip-criterion` prints only the
 //! custom report.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use boardcast::game::GameRecord;
@@ -33,45 +31,10 @@ use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
 use criterion::{Criterion, Throughput};
 use shakmaty::{Chess, Position};
 
-// ---------------------------------------------------------------------------------------
-// Counting allocator: live and peak heap bytes of the whole process.
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded to the system allocator with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `alloc` above with this layout.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded to the system allocator; the caller upholds realloc's contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-}
+mod counting;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 // ---------------------------------------------------------------------------------------
 // The recorded stream.
@@ -342,18 +305,18 @@ fn memory(games: &[GameStream]) -> Memory {
     };
     let mut sum = 0usize;
     for game in games {
-        let before = LIVE.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
+        counting::reset_peak();
+        let before = counting::live();
         let engine = run_engine(game);
-        let peak = PEAK.load(Ordering::Relaxed) - before;
-        let heap = LIVE.load(Ordering::Relaxed) - before;
+        let peak = counting::peak() - before;
+        let heap = counting::live() - before;
         let moves: Vec<_> = engine.game().moves().iter().map(|r| r.mv).collect();
-        let before_record = LIVE.load(Ordering::Relaxed);
+        let before_record = counting::live();
         let mut record = GameRecord::new();
         for mv in &moves {
             record.push(*mv).expect("the engine's moves are legal");
         }
-        let record_heap = LIVE.load(Ordering::Relaxed) - before_record;
+        let record_heap = counting::live() - before_record;
         drop(record);
         drop(moves);
         let overhead = heap.saturating_sub(record_heap);

@@ -19,12 +19,10 @@
 //! Memory: the process's resident set, and the bytes the program has allocated and not
 //! freed (a counting allocator), which tells a leak from the allocator keeping pages.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use boardcast::board::BoardCommand;
@@ -59,42 +57,10 @@ const SLICE: Duration = Duration::from_secs(60);
 /// Memory is sampled this often (simulated).
 const SAMPLE_EVERY: Duration = Duration::from_secs(600);
 
-/// The system allocator, counting the bytes allocated and not yet freed.
-struct Counting;
-
-static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; only a counter is
-// kept beside it.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as the caller promised for `layout`.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `alloc` with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as the caller promised for `ptr`, `layout` and `new_size`.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
-            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        new
-    }
-}
+mod counting;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 struct Game {
     name: String,
@@ -515,7 +481,7 @@ fn main() {
     }
     let end = Duration::from_secs(hours * 3600);
     let mut tally = Tally::default();
-    let memory = || [rss_kib(), LIVE_BYTES.load(Ordering::Relaxed) as u64 / 1024];
+    let memory = || [rss_kib(), counting::live() as u64 / 1024];
     let mut samples: Vec<(Duration, [u64; 2])> = vec![(Duration::ZERO, memory())];
     let mut horizon = Duration::ZERO;
     let mut events = 0u64;
