@@ -25,7 +25,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use boardcast::board::BoardCommand;
+use boardcast::board::{BoardCommand, GameState};
 use boardcast::inference::{Choice, EngineConfig, Event};
 use boardcast::journal::{JournaledCore, file};
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
@@ -130,8 +130,12 @@ struct Board {
     started_at: Duration,
     completed: Vec<Duration>,
     interruptions: Vec<(Cause, Duration, Duration)>,
-    /// When the arbiter, called by an ambiguity, reaches the board.
+    /// When the arbiter, called by an ambiguity or an irregular board, reaches the board.
     arbiter: Option<Duration>,
+    /// When the record last changed (a move recorded, corrected or retracted).
+    record_changed: Duration,
+    /// The last ambiguity whose candidates missed the moves played.
+    missed: Vec<String>,
 }
 
 /// Totals and the cases to report.
@@ -154,6 +158,11 @@ struct Tally {
     /// sequence played (left as they are: lost).
     interventions: usize,
     unresolved: usize,
+    /// Irregular boards after lost updates on which the arbiter entered the moves from
+    /// the scoresheet, the plies entered, and entries the engine refused.
+    entries: usize,
+    entered_plies: usize,
+    entries_refused: usize,
 }
 
 fn sim_config(seed: u64) -> SimConfig {
@@ -245,13 +254,17 @@ impl Board {
     }
 
     /// The arbiter at the board: picks, among the candidates the board reported, the
-    /// one the game's scoresheet has after the recorded moves. Nothing else: without
-    /// such a candidate the board is left as it is.
+    /// one the game's scoresheet has after the recorded moves; without such a
+    /// candidate the board is left as it is. A board still irregular after lost updates
+    /// (a link gap or restart since the record last changed) gets the moves the
+    /// scoresheet has after the recorded ones (those finished so far) entered, through
+    /// the same action.
     fn arbitrate(&mut self, games: &[Game], tally: &mut Tally) {
         self.arbiter = None;
         // Nothing to do when the engine has explained the board itself since.
         let candidates = self.run.core().open_ambiguity();
         if candidates.is_empty() {
+            self.enter_moves(games, tally);
             return;
         }
         let source = &games[self.game].sans;
@@ -263,7 +276,12 @@ impl Board {
             played.starts_with(&moves)
         });
         let Some(pick) = pick else {
-            tally.unresolved += 1;
+            // Counted once per ambiguity, however often the arbiter is called to it.
+            if self.missed != candidates {
+                tally.unresolved += 1;
+                self.missed = candidates;
+            }
+            self.enter_moves(games, tally);
             return;
         };
         let choice = Choice::Moves(pick.split_whitespace().map(str::to_string).collect());
@@ -273,6 +291,41 @@ impl Board {
                 "board {}: the arbiter's pick {pick} refused: {e}",
                 self.number
             ),
+        }
+    }
+
+    /// Enters the moves finished since the record's last (from the scoresheet) on a board
+    /// left irregular (or ambiguous, the truth not among the candidates) after lost
+    /// updates, when the record so far is the scoresheet's.
+    fn enter_moves(&mut self, games: &[Game], tally: &mut Tally) {
+        let status = self.run.core().game_status();
+        let lost_updates = self
+            .interruptions
+            .iter()
+            .any(|(_, _, end)| *end >= self.record_changed);
+        let stopped = matches!(
+            status.state,
+            GameState::Irregular { .. } | GameState::Ambiguous { .. }
+        );
+        if !stopped || !lost_updates {
+            return;
+        }
+        let source = &games[self.game].sans;
+        let n = status.moves.len();
+        let finished = self.completed.len().min(source.len());
+        if n >= finished || source[..n] != status.moves[..] {
+            return;
+        }
+        let moves = source[n..finished].to_vec();
+        match self
+            .run
+            .command(BoardCommand::Resolve(Choice::Moves(moves.clone())))
+        {
+            Ok(()) => {
+                tally.entries += 1;
+                tally.entered_plies += moves.len();
+            }
+            Err(_) => tally.entries_refused += 1,
         }
     }
 
@@ -288,6 +341,7 @@ impl Board {
         self.completed.clear();
         self.interruptions.clear();
         self.arbiter = None;
+        self.record_changed = self.run.now();
         self.game = index;
         self.seed = base_seed << 32 | (self.number as u64) << 20 | self.games_started as u64;
         self.games_started += 1;
@@ -469,6 +523,8 @@ fn main() {
                 completed: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
+                record_changed: Duration::ZERO,
+                missed: Vec::new(),
             };
             board.next_gap(Duration::ZERO);
             board.next_restart(Duration::ZERO);
@@ -518,13 +574,19 @@ fn main() {
                     .max(board.run.now());
                 let completed = &mut board.completed;
                 let arbiter = &mut board.arbiter;
+                let record_changed = &mut board.record_changed;
                 let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
                     match seen {
                         Seen::Report(report) => completed.push(report.completed_at),
-                        Seen::Event(Event::Ambiguous { .. }) => {
+                        Seen::Event(Event::Ambiguous { .. } | Event::Irregular { .. }) => {
                             arbiter.get_or_insert(now + ARBITER_DELAY);
                         }
+                        Seen::Event(
+                            Event::MoveMade { .. }
+                            | Event::MoveCorrected { .. }
+                            | Event::MovesRetracted { .. },
+                        ) => *record_changed = now,
                         _ => {}
                     }
                 });
@@ -583,6 +645,11 @@ fn main() {
         ARBITER_DELAY.as_secs(),
         tally.interventions,
         tally.unresolved
+    );
+    println!(
+        "arbiter entries (moves entered from the scoresheet on a board irregular after lost \
+         updates): {} boards, {} plies; refused by the engine: {}",
+        tally.entries, tally.entered_plies, tally.entries_refused
     );
     for ((near, kind), (count, lost, phantom)) in &tally.kinds {
         println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");

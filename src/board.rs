@@ -81,7 +81,8 @@ pub enum BoardCommand {
     /// Declare the position on the board a new game.
     DeclareSetup,
     /// Record one of the sequences the engine reported as ambiguous (the arbiter's pick,
-    /// from the scoresheets), then explain the board from there.
+    /// from the scoresheets), or moves the arbiter enters from the scoresheets for an
+    /// irregular board, then explain the board from there.
     Resolve(Choice),
     /// Correct the piece a pawn promoted to at `ply` (occupancy-only boards).
     CorrectPromotion {

@@ -363,3 +363,49 @@ fn the_arbiter_resolves_an_ambiguous_board_through_the_api() {
     let (status, body) = send_json("POST", &url, Some(TOKEN), &json!({"candidate": 0}));
     assert_eq!(status, 409, "{body}");
 }
+
+#[test]
+fn the_arbiter_enters_moves_lost_beyond_the_search_through_the_api() {
+    // Five plies are made before the daemon reads the board, one more than it searches:
+    // the board is irregular until the arbiter enters moves from the scoresheets.
+    let mut sim = Sim::interactive();
+    for mv in ["e4", "e5", "Nf3", "Nc6", "Bb5"] {
+        sim.send(mv);
+    }
+    for _ in 0..5 {
+        sim.step();
+    }
+    let mut daemon = Daemon::start(&[&sim.path], &[]);
+    daemon.wait_json("/api/boards/1", WAIT, |b| {
+        b["status"]["kind"] == "irregular"
+    });
+    let url = format!("{}/api/boards/1/resolve", daemon.base);
+    let entry = json!({"moves": "e4 e5 Nf3 Nc6"});
+    assert_eq!(send_json("POST", &url, None, &entry).0, 401);
+    for (wrong, why) in [
+        (
+            json!({"moves": "e4 e5 Nf3 Nf6"}),
+            "the board does not follow",
+        ),
+        (json!({"moves": "e4 e4"}), "illegal"),
+        (json!({"candidate": 0}), "no ambiguity"),
+    ] {
+        let (status, body) = send_json("POST", &url, Some(TOKEN), &wrong);
+        assert_eq!(status, 409, "{why}: {body}");
+    }
+    let board = daemon.json("/api/boards/1");
+    assert!(sans(&board).is_empty(), "nothing recorded: {board}");
+    // Four plies entered: the engine explains the fifth (Bb5) itself.
+    let (status, body) = send_json("POST", &url, Some(TOKEN), &entry);
+    assert_eq!(status, 200, "{body}");
+    daemon.wait_json("/api/boards/1", WAIT, |b| {
+        sans(b) == ["e4", "e5", "Nf3", "Nc6", "Bb5"]
+    });
+    let pgn = daemon.get("/api/boards/1/pgn").2;
+    assert!(
+        pgn.contains("e4 e5 Nf3 Nc6 entered by the arbiter"),
+        "{pgn}"
+    );
+    sim.send("a6");
+    daemon.wait_json("/api/boards/1", WAIT, |b| sans(b).len() == 6);
+}

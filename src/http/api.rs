@@ -317,8 +317,9 @@ enum Moves {
 }
 
 /// `POST /api/boards/{id}/resolve` (token): records the candidate sequence the arbiter
-/// picks from an ambiguous board (the scoresheets give the order a dump cannot), then
-/// explains the board from there.
+/// picks from an ambiguous board (the scoresheets give the order a dump cannot), or the
+/// moves the arbiter enters from the scoresheets for an irregular board (if legal and the
+/// board shows their position or one more move), then explains the board from there.
 pub async fn resolve(
     State(app): State<App>,
     Path(id): Path<String>,

@@ -24,6 +24,10 @@ pub enum EngineError {
     NoAmbiguity,
     #[error("{0} is not one of the explanations reported: {1}")]
     NotACandidate(String, String),
+    #[error("the board does not show the position after {0}, nor one more move")]
+    NotOnTheBoard(String),
+    #[error("the board shows the recorded position: no moves to enter")]
+    NothingToEnter,
     #[error("move {0} is not a promotion")]
     NotAPromotion(usize),
     #[error(transparent)]
@@ -59,8 +63,10 @@ impl Engine {
     /// Records the sequence `choice` picks among those the last ambiguity reported (the
     /// arbiter knows the order from the scoresheets; a dump cannot show it), then
     /// explains the board from there, as the players may have moved on meanwhile.
+    /// Moves that are no reported sequence (none reported: a board left irregular by
+    /// more moves lost than the search reaches) are the arbiter's entry from the
+    /// scoresheets: recorded if legal and if the board follows from them (see `enter`).
     pub fn resolve(&mut self, choice: &Choice) -> Result<(), EngineError> {
-        let ambiguity = self.ambiguity.clone().ok_or(EngineError::NoAmbiguity)?;
         let reported = self.open_ambiguity();
         let index = match choice {
             Choice::Index(i) => Some(*i).filter(|&i| i < reported.len()),
@@ -70,8 +76,22 @@ impl Engine {
                     .iter()
                     .position(|sans| plain(sans.split_whitespace()) == wanted)
             }
-        }
-        .ok_or_else(|| EngineError::NotACandidate(choice.to_string(), reported.join(" | ")))?;
+        };
+        let (Some(index), Some(ambiguity)) = (index, self.ambiguity.clone()) else {
+            return match (choice, reported.is_empty()) {
+                (Choice::Moves(moves), _) => self.enter(moves).map_err(|e| match e {
+                    EngineError::NotOnTheBoard(_) if !reported.is_empty() => {
+                        EngineError::NotACandidate(choice.to_string(), reported.join(" | "))
+                    }
+                    e => e,
+                }),
+                (Choice::Index(_), true) => Err(EngineError::NoAmbiguity),
+                (Choice::Index(_), false) => Err(EngineError::NotACandidate(
+                    choice.to_string(),
+                    reported.join(" | "),
+                )),
+            };
+        };
         let count = reported.len();
         self.record_sequence(&ambiguity.sequences[index], ambiguity.correction);
         let ply = self.record.ply_count();
@@ -84,6 +104,38 @@ impl Engine {
         )?;
         // A board that changed since is analysed when it is stable (the timer is set).
         if self.analysed && self.tentative.is_none() && self.diff.any() {
+            self.analyse();
+        }
+        Ok(())
+    }
+
+    /// Records `moves` (SAN, from the scoresheets) after the last recorded move, for a
+    /// board that does not show the recorded position: each must be legal, and the board
+    /// must show their position or at most one more move, complete or in progress (the
+    /// players may have moved on), so a slip of the pen records nothing (longer
+    /// explanations are not searched here: a wrong entry could fit one).
+    fn enter(&mut self, moves: &[String]) -> Result<(), EngineError> {
+        if !self.diff.any() {
+            return Err(EngineError::NothingToEnter);
+        }
+        let text = moves.join(" ");
+        let mut record = self.record.clone();
+        let mut entered = Vec::new();
+        for san in moves.iter().flat_map(|m| m.split_whitespace()) {
+            entered.push(record.push_san(san)?.mv);
+        }
+        let mut trial = self.clone();
+        trial.record_sequence(&entered, false);
+        if entered.is_empty() || (trial.diff.any() && trial.tentative.is_none() && !trial.pending())
+        {
+            return Err(EngineError::NotOnTheBoard(text));
+        }
+        self.record_sequence(&entered, false);
+        let ply = self.record.ply_count();
+        let sans = self.record.sans()[ply - entered.len()..].join(" ");
+        self.record
+            .add_comment(ply, format!("{sans} entered by the arbiter"))?;
+        if self.tentative.is_none() && self.diff.any() {
             self.analyse();
         }
         Ok(())

@@ -163,6 +163,10 @@ fn the_arbiter_picks_one_of_the_reported_sequences_and_nothing_else() {
         engine.resolve(&Choice::Index(0)),
         Err(EngineError::NoAmbiguity)
     );
+    assert_eq!(
+        engine.resolve(&Choice::Moves(vec!["e4".into()])),
+        Err(EngineError::NothingToEnter)
+    );
     // A dump after lost updates shows Nf3 Nf6 Nc3: the order of White's moves is unknown.
     for san in ["Nf3", "Nf6", "Nc3"] {
         let mv = san.parse::<San>().unwrap().to_move(&pos).unwrap();
@@ -184,14 +188,27 @@ fn the_arbiter_picks_one_of_the_reported_sequences_and_nothing_else() {
     for wrong in [
         Choice::Index(2),
         Choice::Moves(vec!["Nf3".into(), "Nc6".into(), "Nc3".into()]),
-        Choice::Moves(vec!["Nf3".into(), "Nf6".into()]),
+        Choice::Moves(vec!["Nf3 Nf6 Nc3 Nc6".into()]),
     ] {
         assert!(
             matches!(engine.resolve(&wrong), Err(EngineError::NotACandidate(..))),
             "{wrong}"
         );
     }
+    assert!(matches!(
+        engine.resolve(&Choice::Moves(vec!["Nf3 Ke7".into()])),
+        Err(EngineError::Record(_))
+    ));
     assert_eq!(engine.game().ply_count(), 0);
+    // Moves the board follows from are the arbiter's entry, even when they are no
+    // reported sequence: the rest is explained from there.
+    let mut entered = engine.clone();
+    entered
+        .resolve(&Choice::Moves(vec!["Nf3 Nf6".into()]))
+        .unwrap();
+    entered.tick(ms(2000));
+    assert_eq!(entered.game().sans(), ["Nf3", "Nf6", "Nc3"]);
+    assert!(crate::game::write_pgn(entered.game()).contains("Nf3 Nf6 entered by the arbiter"));
     engine
         .resolve(&Choice::Moves(vec!["Nc3 Nf6".into(), "Nf3".into()]))
         .unwrap();
