@@ -51,9 +51,14 @@ impl Engine {
             return;
         }
         if closed(self.record.status()) {
+            self.new_game_unseen();
             return;
         }
-        if self.promotion_piece() || self.pending() || self.explained(MAX_RECORDED_ROUNDS) {
+        if self.promotion_piece()
+            || self.pending()
+            || self.explained(MAX_RECORDED_ROUNDS)
+            || self.new_game_unseen()
+        {
             return;
         }
         self.irregular(IrregularKind::NoLegalContinuation);
@@ -95,6 +100,33 @@ impl Engine {
             self.rebuild();
         } else {
             self.start_game(GameRecord::new(), false);
+        }
+        true
+    }
+
+    /// After lost updates, a board the game does not explain but moves from the start
+    /// position do is a new game begun while nothing was read (the start position
+    /// hidden): a new game starts and the board is explained from there.
+    fn new_game_unseen(&mut self) -> bool {
+        if !self.lost_updates || self.turn_open {
+            return false;
+        }
+        let found = explain(
+            &Chess::default(),
+            &self.observed,
+            self.evidence(),
+            self.config.occupancy_only,
+            self.config.max_search_plies,
+            None,
+        );
+        if found == Explanation::Nothing {
+            return false;
+        }
+        self.start_game(GameRecord::new(), false);
+        // Still the board read after lost updates: an ambiguity from it binds.
+        self.lost_updates = true;
+        if self.tentative.is_none() && !self.explained(MAX_RECORDED_ROUNDS) {
+            self.irregular(IrregularKind::NoLegalContinuation);
         }
         true
     }
@@ -178,6 +210,9 @@ impl Engine {
         }) else {
             return false;
         };
+        if self.lost_updates && self.repeated_unseen(ply) {
+            return true;
+        }
         if self.repeated_by_moves() {
             return false;
         }
@@ -212,6 +247,48 @@ impl Engine {
                 ..
             }
         )
+    }
+
+    /// After lost updates nothing shows whether the earlier position at `ply` came back
+    /// by a takeback or by moves made meanwhile (a repetition): when sequences of legal
+    /// moves explain the board, they and the takeback are reported as ambiguous, and
+    /// nothing is recorded until the arbiter picks.
+    fn repeated_unseen(&mut self, ply: usize) -> bool {
+        if self.turn_open {
+            return false;
+        }
+        let occupancy = self.config.occupancy_only;
+        let found = explain(
+            self.record.position(),
+            &self.observed,
+            self.evidence(),
+            occupancy,
+            self.config.max_search_plies,
+            None,
+        );
+        let mut sequences = match found {
+            Explanation::Found { moves, .. } => vec![moves],
+            Explanation::Ambiguous { sequences, .. } => sequences,
+            Explanation::Nothing => Vec::new(),
+        };
+        // Only sequences that end on the board explain it (not a move in progress).
+        let on = occupied(&self.observed);
+        sequences.retain(|moves| {
+            let mut pos = self.record.position().clone();
+            moves.iter().for_each(|&mv| pos.play_unchecked(mv));
+            shows(&self.observed, on, pos.board(), occupancy)
+        });
+        let Some(plies) = sequences.first().map(Vec::len) else {
+            return false;
+        };
+        let ambiguity = Ambiguity {
+            sequences,
+            correction: false,
+            binding: true,
+            takeback: Some(ply),
+        };
+        self.report_ambiguity(Some((plies, ambiguity)));
+        true
     }
 
     /// What the board showed since the last recorded move, for the search.
@@ -370,6 +447,7 @@ impl Engine {
                     sequences,
                     correction,
                     binding,
+                    takeback: None,
                 };
                 // Only the sequences that agree with an ambiguity still open can be the
                 // moves made.
@@ -415,11 +493,18 @@ impl Engine {
             true => n.checked_sub(1).and_then(|i| self.record.position_at(i)),
             false => Some(self.record.position()),
         };
-        from.map(|pos| {
-            let sequences = ambiguity.sequences.iter();
-            sequences.map(|moves| sans(pos, moves)).collect()
-        })
-        .unwrap_or_default()
+        let mut reported: Vec<String> = from
+            .map(|pos| {
+                let sequences = ambiguity.sequences.iter();
+                sequences.map(|moves| sans(pos, moves)).collect()
+            })
+            .unwrap_or_default();
+        if let Some(ply) = ambiguity.takeback {
+            let retracted = self.record.moves()[ply..].iter();
+            let retracted: Vec<String> = retracted.map(|m| m.san.to_string()).collect();
+            reported.push(format!("takeback of {}", retracted.join(" ")));
+        }
+        reported
     }
 
     /// On an occupancy-only board a promotion is taken as a queen; when the promoted

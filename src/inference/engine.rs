@@ -59,6 +59,11 @@ pub(super) struct Ambiguity {
     /// them. (A board seen piece by piece can rest part-way through fast handling,
     /// which no sequence describes: its ambiguities bind nothing.)
     pub binding: bool,
+    /// The board also shows the position after this many plies of the game, read after
+    /// lost updates: taking the moves after it back is one more explanation (reported
+    /// after the sequences). The position is the same either way, so the moves made
+    /// next tell nothing: nothing is recorded until the arbiter picks.
+    pub takeback: Option<usize>,
 }
 
 impl Ambiguity {
@@ -66,12 +71,13 @@ impl Ambiguity {
     /// would contradict the ambiguity: the moves made since start with one of its
     /// sequences, so an explanation found later must agree with one of them.
     pub fn contradicts(&self, moves: &[Move], correction: bool) -> bool {
-        self.binding
-            && (self.correction != correction
-                || !self
-                    .sequences
-                    .iter()
-                    .any(|s| s.iter().zip(moves).all(|(a, b)| a == b)))
+        self.takeback.is_some()
+            || self.binding
+                && (self.correction != correction
+                    || !self
+                        .sequences
+                        .iter()
+                        .any(|s| s.iter().zip(moves).all(|(a, b)| a == b)))
     }
 }
 

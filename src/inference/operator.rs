@@ -4,6 +4,7 @@
 
 use shakmaty::{Color, KnownOutcome, Move, Position, Role};
 
+use super::candidates::Origin;
 use super::codes::{occupied, shows};
 use super::engine::{Engine, FirstLift};
 use super::event::Event;
@@ -93,7 +94,11 @@ impl Engine {
             };
         };
         let count = reported.len();
-        self.record_sequence(&ambiguity.sequences[index], ambiguity.correction);
+        match (ambiguity.sequences.get(index), ambiguity.takeback) {
+            (Some(moves), _) => self.record_sequence(moves, ambiguity.correction),
+            (None, Some(ply)) => self.retract_to(ply),
+            (None, None) => {}
+        }
         let ply = self.record.ply_count();
         self.record.add_comment(
             ply,
@@ -111,8 +116,8 @@ impl Engine {
 
     /// Records `moves` (SAN, from the scoresheets) after the last recorded move, for a
     /// board that does not show the recorded position: each must be legal, and the board
-    /// must show their position or at most one more move, complete or in progress (the
-    /// players may have moved on), so a slip of the pen records nothing (longer
+    /// must show their position or at most one more move of the side to move, complete
+    /// or in progress (the players may have moved on), so a slip of the pen records nothing (longer
     /// explanations are not searched here: a wrong entry could fit one).
     fn enter(&mut self, moves: &[String]) -> Result<(), EngineError> {
         if !self.diff.any() {
@@ -126,8 +131,17 @@ impl Engine {
         }
         let mut trial = self.clone();
         trial.record_sequence(&entered, false);
-        if entered.is_empty() || (trial.diff.any() && trial.tentative.is_none() && !trial.pending())
-        {
+        let partial =
+            trial
+                .candidates
+                .partial(&trial.observed, trial.diff, trial.config.occupancy_only);
+        let under_way = partial.iter().any(|&i| {
+            trial
+                .candidates
+                .get(i)
+                .is_some_and(|c| c.origin == Origin::Current)
+        });
+        if entered.is_empty() || (trial.diff.any() && trial.tentative.is_none() && !under_way) {
             return Err(EngineError::NotOnTheBoard(text));
         }
         self.record_sequence(&entered, false);
