@@ -60,6 +60,27 @@ pub struct BusBoardConfig {
     pub switched_on_at: Option<Duration>,
 }
 
+impl BusBoardConfig {
+    /// A board with serial number `serial` (and so its bus address) playing `script`
+    /// under `sim`, without faults: every reply sound, never silent, on from the start.
+    pub fn new(sim: SimConfig, serial: impl Into<String>, script: Script) -> Self {
+        let identity = Identity {
+            serial: serial.into(),
+            ..Identity::new(sim.occupancy_only)
+        };
+        BusBoardConfig {
+            sim: SimConfig {
+                identity: Some(identity),
+                ..sim
+            },
+            script,
+            checksum_faults: 0.0,
+            silent_after: None,
+            switched_on_at: None,
+        }
+    }
+}
+
 /// One virtual board in bus mode.
 #[derive(Debug)]
 pub struct BusBoard {
@@ -511,21 +532,14 @@ mod tests {
     use super::*;
 
     fn board(serial: &str, faults: f64) -> BusBoard {
-        let identity = Identity {
-            serial: serial.into(),
-            ..Identity::new(false)
+        let sim = SimConfig {
+            speed: 2.0,
+            ..SimConfig::default()
         };
         let script = Script::from_fen_and_san(None, &["e4", "e5"]).expect("script");
         BusBoard::new(BusBoardConfig {
-            sim: SimConfig {
-                identity: Some(identity),
-                speed: 2.0,
-                ..SimConfig::default()
-            },
-            script,
             checksum_faults: faults,
-            silent_after: None,
-            switched_on_at: None,
+            ..BusBoardConfig::new(sim, serial, script)
         })
     }
 
