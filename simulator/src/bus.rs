@@ -11,10 +11,8 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use boardcast_protocol::{
@@ -25,7 +23,7 @@ use boardcast_protocol::{
 use crate::board::{Identity, ee_log};
 use crate::config::SimConfig;
 use crate::error::SimError;
-use crate::pty::{BarePty, Device, lock, spawn_runner};
+use crate::pty::{BarePty, Device, RunnerThread, lock, spawn_runner};
 use crate::rng::Rng;
 use crate::script::Script;
 use crate::sim::{MoveReport, Simulation};
@@ -441,24 +439,21 @@ pub struct BusPty {
     path: PathBuf,
     reports: Receiver<(usize, MoveReport)>,
     chain: Arc<Mutex<BusChain>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    runner: RunnerThread,
 }
 
 /// Opens a pseudo-terminal and runs a chain of these boards on it in real time.
 pub fn spawn_bus_on_pty(boards: Vec<BusBoardConfig>) -> Result<BusPty, SimError> {
     let pty = BarePty::open()?.non_blocking()?;
     let chain = Arc::new(Mutex::new(BusChain::new(boards)));
-    let stop = Arc::new(AtomicBool::new(false));
     let (tx, reports) = mpsc::channel();
     let path = pty.path.clone();
-    let thread = spawn_runner(pty, Arc::clone(&chain), Arc::clone(&stop), tx)?;
+    let runner = spawn_runner(pty, Arc::clone(&chain), tx)?;
     Ok(BusPty {
         path,
         reports,
         chain,
-        stop,
-        thread: Some(thread),
+        runner,
     })
 }
 
@@ -498,22 +493,9 @@ impl BusPty {
             .all(|b| b.simulation().is_finished())
     }
 
-    /// Stops the runner and closes the pseudo-terminal.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for BusPty {
-    fn drop(&mut self) {
-        self.shutdown();
+    /// Stops the runner and closes the pseudo-terminal (as dropping the chain does).
+    pub fn stop(self) {
+        drop(self.runner);
     }
 }
 
