@@ -132,8 +132,6 @@ struct Board {
     interruptions: Vec<(Cause, Duration, Duration)>,
     /// When the arbiter, called by an ambiguity or an irregular board, reaches the board.
     arbiter: Option<Duration>,
-    /// When the record last changed (a move recorded, corrected or retracted).
-    record_changed: Duration,
     /// The last ambiguity whose candidates missed the moves played.
     missed: Vec<String>,
 }
@@ -256,7 +254,7 @@ impl Board {
     /// The arbiter at the board: picks, among the candidates the board reported, the
     /// one the game's scoresheet has after the recorded moves; without such a
     /// candidate the board is left as it is. A board still irregular after lost updates
-    /// (a link gap or restart since the record last changed) gets the moves the
+    /// (a link gap or restart since the last recorded move was made) gets the moves the
     /// scoresheet has after the recorded ones (those finished so far) entered, through
     /// the same action.
     fn arbitrate(&mut self, games: &[Game], tally: &mut Tally) {
@@ -295,14 +293,15 @@ impl Board {
     }
 
     /// Enters the moves finished since the record's last (from the scoresheet) on a board
-    /// left irregular (or ambiguous, the truth not among the candidates) after lost
-    /// updates, when the record so far is the scoresheet's.
+    /// left irregular (or ambiguous, the truth not among the candidates) by updates lost
+    /// after the last recorded move was made, when the record so far is the scoresheet's.
     fn enter_moves(&mut self, games: &[Game], tally: &mut Tally) {
         let status = self.run.core().game_status();
-        let lost_updates = self
-            .interruptions
-            .iter()
-            .any(|(_, _, end)| *end >= self.record_changed);
+        let n = status.moves.len();
+        // Updates were lost after the last recorded move was made.
+        let made = n.checked_sub(1).and_then(|i| self.completed.get(i));
+        let made = made.copied().unwrap_or(self.started_at);
+        let lost_updates = self.interruptions.iter().any(|(_, _, end)| *end >= made);
         let stopped = matches!(
             status.state,
             GameState::Irregular { .. } | GameState::Ambiguous { .. }
@@ -311,7 +310,6 @@ impl Board {
             return;
         }
         let source = &games[self.game].sans;
-        let n = status.moves.len();
         let finished = self.completed.len().min(source.len());
         if n >= finished || source[..n] != status.moves[..] {
             return;
@@ -341,7 +339,6 @@ impl Board {
         self.completed.clear();
         self.interruptions.clear();
         self.arbiter = None;
-        self.record_changed = self.run.now();
         self.game = index;
         self.seed = base_seed << 32 | (self.number as u64) << 20 | self.games_started as u64;
         self.games_started += 1;
@@ -523,7 +520,6 @@ fn main() {
                 completed: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
-                record_changed: Duration::ZERO,
                 missed: Vec::new(),
             };
             board.next_gap(Duration::ZERO);
@@ -574,7 +570,6 @@ fn main() {
                     .max(board.run.now());
                 let completed = &mut board.completed;
                 let arbiter = &mut board.arbiter;
-                let record_changed = &mut board.record_changed;
                 let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
                     match seen {
@@ -582,11 +577,6 @@ fn main() {
                         Seen::Event(Event::Ambiguous { .. } | Event::Irregular { .. }) => {
                             arbiter.get_or_insert(now + ARBITER_DELAY);
                         }
-                        Seen::Event(
-                            Event::MoveMade { .. }
-                            | Event::MoveCorrected { .. }
-                            | Event::MovesRetracted { .. },
-                        ) => *record_changed = now,
                         _ => {}
                     }
                 });
