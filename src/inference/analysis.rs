@@ -365,7 +365,13 @@ impl Engine {
                 true
             }
             Explanation::Ambiguous { plies, sequences } => {
-                let binding = self.lost_updates && sequences.len() < MAX_COUNTED;
+                // On an occupancy-only board the sequences differ in captures that
+                // leave the same occupancy (a capture swapped within a scan); the moves
+                // made start with one of them, and a later board that a shorter
+                // sequence explains otherwise (the true one grown past the search
+                // depth) must not be recorded from it.
+                let binding =
+                    (self.lost_updates || occupancy) && sequences.len() < MAX_COUNTED;
                 let mut new = Ambiguity {
                     sequences,
                     correction,

@@ -55,9 +55,10 @@ pub(super) struct Ambiguity {
     /// move replacing it.
     pub correction: bool,
     /// The sequences are every explanation the search found (not cut at its cap) of a
-    /// board read whole after updates were lost, so the moves made start with one of
-    /// them. (A board seen piece by piece can rest part-way through fast handling,
-    /// which no sequence describes: its ambiguities bind nothing.)
+    /// board read whole after updates were lost, or of an occupancy-only board, so the
+    /// moves made start with one of them. (A board that reads piece codes, seen piece
+    /// by piece, can rest part-way through fast handling, which no sequence describes:
+    /// its ambiguities bind nothing.)
     pub binding: bool,
 }
 
