@@ -370,8 +370,7 @@ impl Engine {
                 // made start with one of them, and a later board that a shorter
                 // sequence explains otherwise (the true one grown past the search
                 // depth) must not be recorded from it.
-                let binding =
-                    (self.lost_updates || occupancy) && sequences.len() < MAX_COUNTED;
+                let binding = (self.lost_updates || occupancy) && sequences.len() < MAX_COUNTED;
                 let mut new = Ambiguity {
                     sequences,
                     correction,
