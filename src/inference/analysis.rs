@@ -318,9 +318,11 @@ impl Engine {
             && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
         {
             let last = self.record.moves()[n - 1].mv;
-            // The replaced move was begun before the last one was recorded.
+            // The replaced move was begun before the last one was recorded, after the
+            // position it replaces was first shown: a piece lifted earlier in the game
+            // is no evidence of it.
             let evidence = Evidence {
-                start: Duration::ZERO,
+                start: self.previous_anchor.saturating_sub(self.config.settle),
                 ..evidence
             };
             found = explain(

@@ -94,6 +94,9 @@ pub struct Engine {
     /// The changes themselves, in order (see `history`).
     pub(super) history: History,
     pub(super) anchor: Duration,
+    /// The `anchor` before it: when the board first showed the position the last move
+    /// was played from (a correction's move was begun after it).
+    pub(super) previous_anchor: Duration,
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
     pub(super) last_change: Duration,
@@ -140,6 +143,7 @@ impl Engine {
             changed_at: [None; 64],
             history: History::default(),
             anchor: Duration::ZERO,
+            previous_anchor: Duration::ZERO,
             candidates: Candidates::default(),
             tentative: None,
             last_change: Duration::ZERO,
@@ -215,6 +219,7 @@ impl Engine {
         while let Some(t) = self.tentative
             && now >= t.since + self.config.settle
         {
+            self.previous_anchor = self.anchor;
             self.anchor = t.since;
             self.commit(t.index);
         }
