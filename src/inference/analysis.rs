@@ -4,8 +4,6 @@
 //! move in progress, a sequence of moves (possibly with the next one in progress: fast
 //! play or lost updates, see `search`), irregular.
 
-use std::time::Duration;
-
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
 use super::candidates::{Candidates, Match, Origin};
