@@ -89,6 +89,8 @@ struct Previous {
     /// The squares of each move of `moves` but the last move: a correction's board
     /// differs from the expected board only on its move's squares and `base_diff`.
     squares: Vec<Bitboard>,
+    /// Every square of `squares`: a board differing elsewhere shows no correction.
+    reach: Bitboard,
     corrections: OnceCell<Vec<Candidate>>,
 }
 
@@ -100,7 +102,9 @@ impl Previous {
     fn relevant(&self, changed: Bitboard) -> bool {
         let rest = changed & !self.base_diff;
         (changed.any() || self.occupancy_only)
-            && (rest.is_empty() || self.squares.iter().any(|&s| (rest & !s).is_empty()))
+            && (rest.is_empty()
+                || ((rest & !self.reach).is_empty()
+                    && self.squares.iter().any(|&s| (rest & !s).is_empty())))
     }
 
     fn corrections(&self) -> &[Candidate] {
@@ -139,14 +143,18 @@ fn add(
         let effect = move_effect(mv, pos.turn(), occupancy_only);
         let touched = effect.squares() | base_diff;
         // The board after the move: its codes where it wrote, the base's elsewhere.
-        let after = |sq: Square| effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
-        let changed: Bitboard = touched
-            .into_iter()
-            .filter(|&sq| after(sq) != expected[sq.to_usize()])
-            .collect();
+        // One pass over the touched squares gives both the changed ones and their codes.
+        let mut changed = Bitboard::EMPTY;
         let mut values = [UNKNOWN; 8];
-        for (slot, sq) in values.iter_mut().zip(changed) {
-            *slot = after(sq);
+        let mut slots = values.iter_mut();
+        for sq in touched {
+            let after = effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
+            if after != expected[sq.to_usize()] {
+                changed.add(sq);
+                if let Some(slot) = slots.next() {
+                    *slot = after;
+                }
+            }
         }
         list.push(Candidate {
             origin,
@@ -197,12 +205,16 @@ impl Candidates {
         }
         let previous = previous.map(|(pos, last, moves)| {
             let base = super::codes::from_board(pos.board(), occupancy_only);
-            let squares = moves
-                .iter()
-                .filter(|&&mv| mv != last)
-                .map(|&mv| move_squares(mv, pos.turn()))
-                .collect();
+            // Sized up front: a filtered iterator would grow the vector a few times.
+            let mut squares = Vec::with_capacity(moves.len());
+            squares.extend(
+                moves
+                    .iter()
+                    .filter(|&&mv| mv != last)
+                    .map(|&mv| move_squares(mv, pos.turn())),
+            );
             Previous {
+                reach: squares.iter().fold(Bitboard::EMPTY, |all, &s| all | s),
                 base_diff: diff(&base, expected),
                 pos,
                 last,
