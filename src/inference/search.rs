@@ -396,7 +396,19 @@ impl Search<'_> {
         }
         let turn = pos.turn();
         let pawn = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
-        pos.legal_moves().iter().any(|&mv| {
+        // A move other than en passant or castling changes one square holding a piece of
+        // its side (where it leaves) and one other (where it lands): a board differing
+        // on more of either can only be one of those in progress.
+        let ours = pos.board().by_color(turn);
+        let moves = if (changed & ours).count() > 1 || (changed & !ours).count() > 1 {
+            let mut moves = pos.en_passant_moves();
+            moves.extend(pos.castling_moves(CastlingSide::KingSide));
+            moves.extend(pos.castling_moves(CastlingSide::QueenSide));
+            moves
+        } else {
+            pos.legal_moves()
+        };
+        moves.iter().any(|&mv| {
             // Most moves miss a square still differing: no effect needed to tell.
             if (changed & !move_squares(mv, turn)).any() {
                 return false;
