@@ -324,7 +324,10 @@ impl Candidates {
             (Origin::Correction, _, Some(p)) => san_plus(&p.pos, c.mv, &p.moves),
             _ => san_plus(current, c.mv, moves),
         };
-        san.to_string()
+        // Written straight into a string sized for any move (no formatter).
+        let mut text = String::with_capacity(8);
+        san.append_to_string(&mut text);
+        text
     }
 
     /// The position with the other side to move, if it is being considered.
