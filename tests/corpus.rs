@@ -101,7 +101,7 @@ impl Variant {
             Variant::Realistic => 994,
             Variant::Styles => 995,
             Variant::Rotated => 997,
-            Variant::Occupancy => 855,
+            Variant::Occupancy => 857,
         }
     }
 

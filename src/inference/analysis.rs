@@ -4,8 +4,6 @@
 //! move in progress, a sequence of moves (possibly with the next one in progress: fast
 //! play or lost updates, see `search`), irregular.
 
-use std::time::Duration;
-
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
 use super::candidates::{Candidates, Match};
@@ -307,9 +305,11 @@ impl Engine {
             && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
         {
             let last = self.record.moves()[n - 1].mv;
-            // The replaced move was begun before the last one was recorded.
+            // The replaced move was begun before the last one was recorded, after the
+            // position it replaces was first shown: a piece lifted earlier in the game
+            // is no evidence of it.
             let evidence = Evidence {
-                start: Duration::ZERO,
+                start: self.previous_anchor.saturating_sub(self.config.settle),
                 ..evidence
             };
             found = explain(
@@ -354,7 +354,12 @@ impl Engine {
                 true
             }
             Explanation::Ambiguous { plies, sequences } => {
-                let binding = self.lost_updates && sequences.len() < MAX_COUNTED;
+                // On an occupancy-only board the sequences differ in captures that
+                // leave the same occupancy (a capture swapped within a scan); the moves
+                // made start with one of them, and a later board that a shorter
+                // sequence explains otherwise (the true one grown past the search
+                // depth) must not be recorded from it.
+                let binding = (self.lost_updates || occupancy) && sequences.len() < MAX_COUNTED;
                 let mut new = Ambiguity {
                     sequences,
                     correction,
