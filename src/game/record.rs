@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, MoveList, Position, Role,
+    Bitboard, CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, MoveList, Position, Role,
     attacks::attacks,
     fen::Fen,
     san::{San, SanPlus, Suffix},
@@ -157,7 +157,8 @@ impl GameRecord {
     /// Plays `mv` (must be legal in the current position).
     pub fn push(&mut self, mv: Move) -> Result<&RecordedMove, RecordError> {
         let pos = self.position();
-        if !pos.is_legal(mv) {
+        // The kept legal moves answer without generating any.
+        if !self.legal.contains(&mv) {
             return Err(RecordError::IllegalMove(
                 mv.to_uci(CastlingMode::Standard).to_string(),
             ));
@@ -385,7 +386,13 @@ fn san_among(pos: &Chess, mv: Move, legal: &[Move]) -> San {
     {
         let piece = role.of(pos.turn());
         let board = pos.board();
-        let others = board.by_piece(piece).without(from) & attacks(to, piece, board.occupied());
+        // Most pieces have no twin to look for (kings, a lone queen): no attack lookup.
+        let twins = board.by_piece(piece).without(from);
+        let others = if twins.any() {
+            twins & attacks(to, piece, board.occupied())
+        } else {
+            Bitboard::EMPTY
+        };
         if others.any() {
             rivals.extend(
                 legal

@@ -6,7 +6,7 @@
 
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
-use super::candidates::{Candidates, Match, Origin};
+use super::candidates::{Candidates, Match};
 use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, occupied, shows};
 use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
@@ -329,17 +329,6 @@ impl Engine {
         if partial.is_empty() && !lifted {
             return false;
         }
-        // A move by the side to move is the likelier reading than a correction.
-        let current: Vec<usize> = partial
-            .iter()
-            .copied()
-            .filter(|&i| {
-                self.candidates
-                    .get(i)
-                    .is_some_and(|c| c.origin != Origin::Correction)
-            })
-            .collect();
-        let partial = if current.is_empty() { partial } else { current };
         let (pos, moves) = (self.record.position(), self.record.legal_moves());
         let mut candidates: Vec<String> = partial
             .iter()

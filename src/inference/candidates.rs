@@ -89,6 +89,8 @@ struct Previous {
     /// The squares of each move of `moves` but the last move: a correction's board
     /// differs from the expected board only on its move's squares and `base_diff`.
     squares: Vec<Bitboard>,
+    /// Every square of `squares`: a board differing elsewhere shows no correction.
+    reach: Bitboard,
     corrections: OnceCell<Vec<Candidate>>,
 }
 
@@ -96,11 +98,19 @@ impl Previous {
     /// Whether a board differing from the expected one on `changed` can show a
     /// correction or be part-way to one. Only an occupancy-only board can show one
     /// unchanged: on a board that reads codes, two moves from one position leave two
-    /// different boards.
-    fn relevant(&self, changed: Bitboard) -> bool {
-        let rest = changed & !self.base_diff;
+    /// different boards. A board showing a correction exactly (`whole`) also differs on
+    /// the squares of `base_diff` its move leaves alone: the move's squares hold every
+    /// square where the board and `base_diff` disagree.
+    fn relevant(&self, changed: Bitboard, whole: bool) -> bool {
+        let rest = if whole {
+            changed ^ self.base_diff
+        } else {
+            changed & !self.base_diff
+        };
         (changed.any() || self.occupancy_only)
-            && (rest.is_empty() || self.squares.iter().any(|&s| (rest & !s).is_empty()))
+            && (rest.is_empty()
+                || ((rest & !self.reach).is_empty()
+                    && self.squares.iter().any(|&s| (rest & !s).is_empty())))
     }
 
     fn corrections(&self) -> &[Candidate] {
@@ -139,14 +149,18 @@ fn add(
         let effect = move_effect(mv, pos.turn(), occupancy_only);
         let touched = effect.squares() | base_diff;
         // The board after the move: its codes where it wrote, the base's elsewhere.
-        let after = |sq: Square| effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
-        let changed: Bitboard = touched
-            .into_iter()
-            .filter(|&sq| after(sq) != expected[sq.to_usize()])
-            .collect();
+        // One pass over the touched squares gives both the changed ones and their codes.
+        let mut changed = Bitboard::EMPTY;
         let mut values = [UNKNOWN; 8];
-        for (slot, sq) in values.iter_mut().zip(changed) {
-            *slot = after(sq);
+        let mut slots = values.iter_mut();
+        for sq in touched {
+            let after = effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
+            if after != expected[sq.to_usize()] {
+                changed.add(sq);
+                if let Some(slot) = slots.next() {
+                    *slot = after;
+                }
+            }
         }
         list.push(Candidate {
             origin,
@@ -197,12 +211,16 @@ impl Candidates {
         }
         let previous = previous.map(|(pos, last, moves)| {
             let base = super::codes::from_board(pos.board(), occupancy_only);
-            let squares = moves
-                .iter()
-                .filter(|&&mv| mv != last)
-                .map(|&mv| move_squares(mv, pos.turn()))
-                .collect();
+            // Sized up front: a filtered iterator would grow the vector a few times.
+            let mut squares = Vec::with_capacity(moves.len());
+            squares.extend(
+                moves
+                    .iter()
+                    .filter(|&&mv| mv != last)
+                    .map(|&mv| move_squares(mv, pos.turn())),
+            );
             Previous {
+                reach: squares.iter().fold(Bitboard::EMPTY, |all, &s| all | s),
                 base_diff: diff(&base, expected),
                 pos,
                 last,
@@ -221,13 +239,18 @@ impl Candidates {
         }
     }
 
-    /// The candidates a board differing from the expected one on `changed` can show or
-    /// be part-way to, numbered (the corrections are built for the first such board).
-    fn relevant(&self, changed: Bitboard) -> impl Iterator<Item = (usize, &Candidate)> {
+    /// The candidates a board differing from the expected one on `changed` can show
+    /// (`whole`) or be part-way to, numbered (the corrections are built for the first
+    /// such board).
+    fn relevant(
+        &self,
+        changed: Bitboard,
+        whole: bool,
+    ) -> impl Iterator<Item = (usize, &Candidate)> {
         let corrections = self
             .previous
             .as_ref()
-            .filter(|p| p.relevant(changed))
+            .filter(|p| p.relevant(changed, whole))
             .map(Previous::corrections);
         self.list
             .iter()
@@ -255,7 +278,7 @@ impl Candidates {
         let mut found: Option<usize> = None;
         let mut several = false;
         let mut chosen: Option<&Candidate> = None;
-        for (i, c) in self.relevant(changed) {
+        for (i, c) in self.relevant(changed, true) {
             if c.changed != changed || !c.shown_on(observed, changed) || !evidence(c) {
                 continue;
             }
@@ -279,27 +302,33 @@ impl Candidates {
     /// Candidates the board is part-way to: every square that differs from the
     /// expected board is one the move touches, and shows either its final content,
     /// an empty square (a piece in the hand) or, on the promotion square, the pawn.
+    /// A move by the side to move is the likelier reading than a correction: the
+    /// corrections are only looked at (and built) when no such move fits.
     pub fn partial(&self, observed: &Codes, changed: Bitboard, occupancy_only: bool) -> Vec<usize> {
         if changed.is_empty() {
             return Vec::new();
         }
-        let mut out = Vec::new();
-        for (i, c) in self.relevant(changed) {
-            if (changed & !c.touched).any() {
-                continue;
-            }
+        let fits = |c: &Candidate| {
             let pawn = normalize(piece_code(Role::Pawn.of(c.mover)), occupancy_only);
-            let fits = changed.into_iter().all(|sq| {
-                let code = observed[sq.to_usize()];
-                (c.changed.contains(sq) && code == c.value(sq))
-                    || code == EMPTY
-                    || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
-            });
-            if fits {
-                out.push(i);
-            }
+            (changed & !c.touched).is_empty()
+                && changed.into_iter().all(|sq| {
+                    let code = observed[sq.to_usize()];
+                    (c.changed.contains(sq) && code == c.value(sq))
+                        || code == EMPTY
+                        || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
+                })
+        };
+        let current: Vec<usize> = (0..self.list.len())
+            .filter(|&i| fits(&self.list[i]))
+            .collect();
+        if !current.is_empty() {
+            return current;
         }
-        out
+        self.relevant(changed, false)
+            .skip(self.list.len())
+            .filter(|(_, c)| fits(c))
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// The SAN of a candidate; `moves` are the legal moves of `current`.
@@ -312,7 +341,10 @@ impl Candidates {
             (Origin::Correction, _, Some(p)) => san_plus(&p.pos, c.mv, &p.moves),
             _ => san_plus(current, c.mv, moves),
         };
-        san.to_string()
+        // Written straight into a string sized for any move (no formatter).
+        let mut text = String::with_capacity(8);
+        san.append_to_string(&mut text);
+        text
     }
 
     /// The position with the other side to move, if it is being considered.

@@ -9,11 +9,11 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Rank, Role};
+use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Rank, Role};
 
 use super::codes::{
-    Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, normalize, occupied,
-    piece_code,
+    Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, move_squares, normalize,
+    occupied, piece_code,
 };
 use super::history::History;
 
@@ -228,6 +228,17 @@ impl Search<'_> {
         {
             return;
         }
+        // Squares still differing whose target shows a piece of the side to move: the
+        // last move must put it there, as no move in progress after it can (see `leaf`).
+        let stray: Bitboard = if remaining == 1 {
+            let turn = !pos.turn();
+            changed
+                .into_iter()
+                .filter(|&sq| !self.mover_code(self.target[sq.to_usize()], turn))
+                .collect()
+        } else {
+            Bitboard::EMPTY
+        };
         for mv in pos.legal_moves() {
             if path.is_empty() && Some(mv) == self.skip_first {
                 continue;
@@ -243,6 +254,11 @@ impl Search<'_> {
             } else {
                 Duration::ZERO
             };
+            if (stray & !landing(mv, pos.turn())).any() {
+                // Its leaf is visited (and counted) but cannot explain the board.
+                *self.nodes += 1;
+                continue;
+            }
             let effect = move_effect(mv, pos.turn(), self.occupancy_only);
             let squares = effect.squares();
             // The empty squares the move fills (only asked on an occupancy-only board).
@@ -380,7 +396,23 @@ impl Search<'_> {
         }
         let turn = pos.turn();
         let pawn = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
-        pos.legal_moves().iter().any(|&mv| {
+        // A move other than en passant or castling changes one square holding a piece of
+        // its side (where it leaves) and one other (where it lands): a board differing
+        // on more of either can only be one of those in progress.
+        let ours = pos.board().by_color(turn);
+        let moves = if (changed & ours).count() > 1 || (changed & !ours).count() > 1 {
+            let mut moves = pos.en_passant_moves();
+            moves.extend(pos.castling_moves(CastlingSide::KingSide));
+            moves.extend(pos.castling_moves(CastlingSide::QueenSide));
+            moves
+        } else {
+            pos.legal_moves()
+        };
+        moves.iter().any(|&mv| {
+            // Most moves miss a square still differing: no effect needed to tell.
+            if (changed & !move_squares(mv, turn)).any() {
+                return false;
+            }
             let effect = move_effect(mv, turn, self.occupancy_only);
             let squares = effect.squares();
             if (changed & !squares).any()
@@ -538,7 +570,7 @@ impl Search<'_> {
         // Pieces only disappear by capture, one per move of the other side, or into a hand.
         // A piece only appears by promotion, for a pawn that disappears: a board with a
         // piece more than that (a misread code) is no sequence of moves, whatever its depth.
-        let count = piece_counts(codes);
+        let count = board_counts(pos.board());
         let pawn = usize::from(piece_code(Role::Pawn.of(Color::White)) - 1);
         let mut lost = 0;
         for (color, side) in [(Color::White, 0), (Color::Black, 1)] {
@@ -574,6 +606,29 @@ impl Search<'_> {
 
 /// How many pieces of each kind `codes` show, by colour (White, Black) and code (the
 /// six codes of a colour in order, its pawn first).
+/// The squares `mv` by `color` puts a piece on.
+fn landing(mv: Move, color: Color) -> Bitboard {
+    match mv {
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(king < rook);
+            Bitboard::from(side.king_to(color)) | side.rook_to(color)
+        }
+        _ => Bitboard::from(mv.to()),
+    }
+}
+
+/// `piece_counts` of the codes of `board`, from its piece bitboards.
+fn board_counts(board: &Board) -> [[usize; 6]; 2] {
+    let mut count = [[0; 6]; 2];
+    for color in Color::ALL {
+        for role in Role::ALL {
+            let k = usize::from(piece_code(role.of(color)) - 1);
+            count[k / 6][k % 6] = board.by_piece(role.of(color)).count();
+        }
+    }
+    count
+}
+
 fn piece_counts(codes: &Codes) -> [[usize; 6]; 2] {
     let mut count = [[0; 6]; 2];
     for &code in codes {
@@ -689,6 +744,16 @@ mod tests {
                 );
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn piece_counts_from_bitboards_match_the_codes() {
+        let start = Chess::default();
+        let middle = after(&start, &["e4", "d5", "exd5", "Qxd5", "Nc3"]);
+        for pos in [start, middle] {
+            let codes = from_board(pos.board(), false);
+            assert_eq!(board_counts(pos.board()), piece_counts(&codes));
         }
     }
 
