@@ -183,7 +183,7 @@ pub fn report_bus(boards: &[(BusAddress, Replayed)], events: bool) -> String {
 mod tests {
     use std::collections::HashMap;
 
-    use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Identity, Script, SimConfig};
+    use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Script, SimConfig};
 
     use super::*;
 
@@ -198,21 +198,18 @@ mod tests {
             games
                 .iter()
                 .enumerate()
-                .map(|(i, moves)| BusBoardConfig {
-                    sim: SimConfig {
+                .map(|(i, moves)| {
+                    let sim = SimConfig {
                         seed: 30 + i as u64,
                         speed: 2.0,
-                        identity: Some(Identity {
-                            serial: format!("{:05}", 2000 + i),
-                            ..Identity::new(false)
-                        }),
                         clock: (i == 1).then(ClockConfig::default),
                         ..SimConfig::default()
-                    },
-                    script: Script::from_fen_and_san(None, moves).expect("script"),
-                    checksum_faults: 0.1,
-                    silent_after: None,
-                    switched_on_at: None,
+                    };
+                    let script = Script::from_fen_and_san(None, moves).expect("script");
+                    BusBoardConfig {
+                        checksum_faults: 0.1,
+                        ..BusBoardConfig::new(sim, format!("{:05}", 2000 + i), script)
+                    }
                 })
                 .collect(),
         )

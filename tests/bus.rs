@@ -52,20 +52,17 @@ fn a_chain_of_boards_on_one_port_is_recorded_exactly_and_a_silent_board_stops_no
     let configs = games
         .iter()
         .enumerate()
-        .map(|(i, script)| BusBoardConfig {
-            sim: SimConfig {
+        .map(|(i, script)| {
+            let sim = SimConfig {
                 seed: 500 + i as u64,
                 speed: 2.0,
-                identity: Some(Identity {
-                    serial: serial(i),
-                    ..Identity::new(false)
-                }),
                 ..SimConfig::default()
-            },
-            script: script.clone(),
-            checksum_faults: FAULTS,
-            silent_after: (i == silent).then_some(Duration::from_secs(8)),
-            switched_on_at: None,
+            };
+            BusBoardConfig {
+                checksum_faults: FAULTS,
+                silent_after: (i == silent).then_some(Duration::from_secs(8)),
+                ..BusBoardConfig::new(sim, serial(i), script.clone())
+            }
         })
         .collect();
     let chain = spawn_bus_on_pty(configs).expect("simulated chain");
@@ -181,14 +178,10 @@ fn configs_of(serials: &[&str], clocks: &[usize]) -> Vec<BusBoardConfig> {
     serials
         .iter()
         .enumerate()
-        .map(|(i, serial)| BusBoardConfig {
-            sim: SimConfig {
+        .map(|(i, serial)| {
+            let sim = SimConfig {
                 seed: 700 + i as u64,
                 speed: 2.0,
-                identity: Some(Identity {
-                    serial: (*serial).into(),
-                    ..Identity::new(false)
-                }),
                 clock: clocks.contains(&i).then(|| ClockConfig {
                     initial: Duration::from_secs(600),
                     increment: Duration::from_secs(5),
@@ -196,11 +189,12 @@ fn configs_of(serials: &[&str], clocks: &[usize]) -> Vec<BusBoardConfig> {
                     ..ClockConfig::default()
                 }),
                 ..SimConfig::default()
-            },
-            script: Script::from_fen_and_san(None, &OPENINGS[i % 2]).expect("opening"),
-            checksum_faults: FAULTS,
-            silent_after: None,
-            switched_on_at: None,
+            };
+            let script = Script::from_fen_and_san(None, &OPENINGS[i % 2]).expect("opening");
+            BusBoardConfig {
+                checksum_faults: FAULTS,
+                ..BusBoardConfig::new(sim, *serial, script)
+            }
         })
         .collect()
 }

@@ -101,7 +101,7 @@ impl Variant {
             Variant::Realistic => 996,
             Variant::Styles => 996,
             Variant::Rotated => 997,
-            Variant::Occupancy => 855,
+            Variant::Occupancy => 857,
         }
     }
 

@@ -12,6 +12,7 @@ use std::fmt;
 use crate::board::RawBoard;
 use crate::clock::{ClockAck, ClockTimes};
 use crate::ee::EeRecord;
+use crate::frame::{Framed, Framer};
 
 /// Sum of `bytes`, low 7 bits: the checksum of command and reply frames.
 pub fn checksum(bytes: &[u8]) -> u8 {
@@ -462,10 +463,7 @@ pub enum BusDecoded {
 /// poll until `None`; results do not depend on the chunking, and no input panics.
 #[derive(Debug, Clone, Default)]
 pub struct BusDecoder {
-    input: VecDeque<u8>,
-    frame: Vec<u8>,
-    expected: usize,
-    skipped: usize,
+    framer: Framer,
 }
 
 impl BusDecoder {
@@ -476,101 +474,58 @@ impl BusDecoder {
 
     /// Queues bytes from the bus.
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.input.extend(bytes);
+        self.framer.feed(bytes);
     }
 
     /// True while a frame has started but is not complete (the host is still receiving
     /// a reply).
     pub fn in_frame(&self) -> bool {
-        !self.frame.is_empty()
+        self.framer.in_frame()
     }
 
     /// The next result, or `None` when more bytes are needed.
     pub fn poll(&mut self) -> Option<BusDecoded> {
-        while let Some(&byte) = self.input.front() {
-            let is_header = byte & 0x80 != 0;
-            if self.frame.is_empty() {
-                if !is_header {
-                    self.input.pop_front();
-                    self.skipped += 1;
-                    continue;
-                }
-                if self.skipped > 0 {
-                    let bytes = std::mem::take(&mut self.skipped);
-                    return Some(BusDecoded::Garbage {
-                        bytes,
-                        reason: BusGarbage::NoHeader,
-                    });
-                }
-            } else if is_header {
-                let bytes = self.frame.len();
-                self.reset();
-                return Some(BusDecoded::Garbage {
-                    bytes,
-                    reason: BusGarbage::Interrupted,
-                });
-            }
-            self.input.pop_front();
-            self.frame.push(byte);
-            if let &[id, hi, lo] = self.frame.as_slice() {
-                let total = usize::from(hi) << 7 | usize::from(lo);
-                let (min, max) = BusMessage::data_limits(id);
-                let ok = total
-                    .checked_sub(OVERHEAD)
-                    .is_some_and(|data| (min..=max).contains(&data));
-                if !ok {
-                    self.reset();
-                    return Some(BusDecoded::Garbage {
-                        bytes: 3,
-                        reason: BusGarbage::BadLength {
-                            id,
-                            total: total as u16,
-                        },
-                    });
-                }
-                self.expected = total;
-            }
-            if self.frame.len() == self.expected {
-                return Some(self.finish());
-            }
-        }
-        None
-    }
-
-    fn finish(&mut self) -> BusDecoded {
-        let frame = std::mem::take(&mut self.frame);
-        self.reset();
-        let bytes = frame.len();
-        let [id, _, _, hi, lo, rest @ ..] = frame.as_slice() else {
-            // Unreachable: a frame is at least OVERHEAD bytes.
-            return BusDecoded::Garbage {
-                bytes,
-                reason: BusGarbage::Interrupted,
-            };
+        let limits = |id| {
+            let (min, max) = BusMessage::data_limits(id);
+            (min + OVERHEAD, max + OVERHEAD)
         };
-        let address = BusAddress::from_bytes(*hi, *lo);
-        let Some((&sum, data)) = rest.split_last() else {
-            return BusDecoded::Garbage {
-                bytes,
-                reason: BusGarbage::Interrupted,
-            };
-        };
-        if checksum(&frame[..bytes - 1]) != sum {
-            return BusDecoded::ChecksumError {
-                id: *id,
-                address,
-                bytes,
-            };
-        }
-        match BusMessage::from_frame(*id, data) {
-            Ok(message) => BusDecoded::Reply(BusReply { address, message }),
-            Err(reason) => BusDecoded::Garbage { bytes, reason },
-        }
+        let garbage = |bytes, reason| BusDecoded::Garbage { bytes, reason };
+        Some(match self.framer.poll(limits)? {
+            Framed::Skipped(bytes) => garbage(bytes, BusGarbage::NoHeader),
+            Framed::Interrupted(bytes) => garbage(bytes, BusGarbage::Interrupted),
+            Framed::BadLength { id, total } => garbage(3, BusGarbage::BadLength { id, total }),
+            Framed::Frame(frame) => finish(frame),
+        })
     }
+}
 
-    fn reset(&mut self) {
-        self.frame.clear();
-        self.expected = 0;
+/// A complete frame checked and decoded.
+fn finish(frame: &[u8]) -> BusDecoded {
+    let bytes = frame.len();
+    let [id, _, _, hi, lo, rest @ ..] = frame else {
+        // Unreachable: a frame is at least OVERHEAD bytes.
+        return BusDecoded::Garbage {
+            bytes,
+            reason: BusGarbage::Interrupted,
+        };
+    };
+    let address = BusAddress::from_bytes(*hi, *lo);
+    let Some((&sum, data)) = rest.split_last() else {
+        return BusDecoded::Garbage {
+            bytes,
+            reason: BusGarbage::Interrupted,
+        };
+    };
+    if checksum(&frame[..bytes - 1]) != sum {
+        return BusDecoded::ChecksumError {
+            id: *id,
+            address,
+            bytes,
+        };
+    }
+    match BusMessage::from_frame(*id, data) {
+        Ok(message) => BusDecoded::Reply(BusReply { address, message }),
+        Err(reason) => BusDecoded::Garbage { bytes, reason },
     }
 }
 

@@ -1,7 +1,6 @@
 //! Host-side incremental decoder: bytes from the board in, [`Message`]s out.
 
-use std::collections::VecDeque;
-
+use crate::frame::{Framed, Framer};
 use crate::message::{Message, payload_limits};
 
 /// Why some bytes were dropped instead of decoded.
@@ -54,14 +53,7 @@ pub enum Decoded {
 /// the next header byte ends it.
 #[derive(Debug, Clone, Default)]
 pub struct Decoder {
-    /// Bytes fed but not yet examined.
-    input: VecDeque<u8>,
-    /// The frame being assembled, header included.
-    frame: Vec<u8>,
-    /// The frame's total length once both length bytes are known, else 0.
-    expected: usize,
-    /// Garbage bytes seen since the last header byte, not yet reported.
-    skipped: usize,
+    framer: Framer,
 }
 
 impl Decoder {
@@ -72,87 +64,32 @@ impl Decoder {
 
     /// Queues `bytes` for decoding. Nothing is decoded until [`Decoder::poll`].
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.input.extend(bytes);
+        self.framer.feed(bytes);
     }
 
     /// Decodes as far as the queued bytes allow and returns the next result, or `None`
     /// when more bytes are needed.
     pub fn poll(&mut self) -> Option<Decoded> {
-        while let Some(&byte) = self.input.front() {
-            let is_header = byte & 0x80 != 0;
-            if self.frame.is_empty() {
-                if !is_header {
-                    self.input.pop_front();
-                    self.skipped += 1;
-                    continue;
-                }
-                if self.skipped > 0 {
-                    // Report the noise before starting the frame; the header stays queued.
-                    return Some(garbage(
-                        std::mem::take(&mut self.skipped),
-                        GarbageReason::NoHeader,
-                    ));
-                }
-            } else if is_header {
-                // Payload and length bytes never have bit 7 set: this byte starts the next
-                // message, and the partial frame is dropped (picochess, dgtdriver).
-                let bytes = self.frame.len();
-                self.reset_frame();
-                return Some(garbage(bytes, GarbageReason::Interrupted));
-            }
-            self.input.pop_front();
-            self.frame.push(byte);
-            if self.frame.len() == 3
-                && let Some(bad) = self.check_header()
-            {
-                return Some(bad);
-            }
-            if self.frame.len() == self.expected {
-                return Some(self.finish());
-            }
-        }
-        None
-    }
-
-    /// Validates the 3-byte header just completed and sets `expected`.
-    fn check_header(&mut self) -> Option<Decoded> {
-        let &[id, hi, lo] = self.frame.as_slice() else {
-            return None;
+        // The header's 3 bytes count in the total length.
+        let limits = |id| {
+            let (min, max) = payload_limits(id);
+            (min + 3, max + 3)
         };
-        let total = usize::from(hi) << 7 | usize::from(lo);
-        let (min, max) = payload_limits(id);
-        let payload_ok = total
-            .checked_sub(3)
-            .is_some_and(|payload| (min..=max).contains(&payload));
-        if payload_ok {
-            self.expected = total;
-            None
-        } else {
-            self.reset_frame();
-            // total < 2^14, so it always fits in u16.
-            let total = u16::try_from(total).unwrap_or(u16::MAX);
-            Some(garbage(3, GarbageReason::BadLength { id, total }))
-        }
-    }
-
-    /// Turns the complete frame into a message.
-    fn finish(&mut self) -> Decoded {
-        let result = match self.frame.as_slice() {
-            [id, _, _, payload @ ..] => Message::from_frame(*id, payload),
-            // Unreachable: `expected` is at least 3 when a frame finishes.
-            _ => Err(GarbageReason::Interrupted),
-        };
-        let bytes = self.frame.len();
-        self.reset_frame();
-        match result {
-            Ok(message) => Decoded::Message(message),
-            Err(reason) => garbage(bytes, reason),
-        }
-    }
-
-    fn reset_frame(&mut self) {
-        self.frame.clear();
-        self.expected = 0;
+        Some(match self.framer.poll(limits)? {
+            Framed::Skipped(bytes) => garbage(bytes, GarbageReason::NoHeader),
+            // Payload and length bytes never have bit 7 set: that byte starts the next
+            // message, and the partial frame is dropped (picochess, dgtdriver).
+            Framed::Interrupted(bytes) => garbage(bytes, GarbageReason::Interrupted),
+            Framed::BadLength { id, total } => garbage(3, GarbageReason::BadLength { id, total }),
+            Framed::Frame(frame) => match frame {
+                [id, _, _, payload @ ..] => match Message::from_frame(*id, payload) {
+                    Ok(message) => Decoded::Message(message),
+                    Err(reason) => garbage(frame.len(), reason),
+                },
+                // Unreachable: a frame's total length is at least 3.
+                _ => garbage(frame.len(), GarbageReason::Interrupted),
+            },
+        })
     }
 }
 

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod command;
 pub mod decoder;
 pub mod ee;
+mod frame;
 pub mod message;
 pub mod piece;
 pub mod square;

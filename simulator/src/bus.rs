@@ -11,10 +11,8 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use boardcast_protocol::{
@@ -25,7 +23,7 @@ use boardcast_protocol::{
 use crate::board::{Identity, ee_log};
 use crate::config::SimConfig;
 use crate::error::SimError;
-use crate::pty::{BarePty, Device, lock, spawn_runner};
+use crate::pty::{BarePty, Device, RunnerThread, lock, spawn_runner};
 use crate::rng::Rng;
 use crate::script::Script;
 use crate::sim::{MoveReport, Simulation};
@@ -58,6 +56,27 @@ pub struct BusBoardConfig {
     /// Switched on this long after the chain started: before that it hears and
     /// answers nothing, like a board still off (then a later broadcast ping finds it).
     pub switched_on_at: Option<Duration>,
+}
+
+impl BusBoardConfig {
+    /// A board with serial number `serial` (and so its bus address) playing `script`
+    /// under `sim`, without faults: every reply sound, never silent, on from the start.
+    pub fn new(sim: SimConfig, serial: impl Into<String>, script: Script) -> Self {
+        let identity = Identity {
+            serial: serial.into(),
+            ..Identity::new(sim.occupancy_only)
+        };
+        BusBoardConfig {
+            sim: SimConfig {
+                identity: Some(identity),
+                ..sim
+            },
+            script,
+            checksum_faults: 0.0,
+            silent_after: None,
+            switched_on_at: None,
+        }
+    }
 }
 
 /// One virtual board in bus mode.
@@ -420,24 +439,21 @@ pub struct BusPty {
     path: PathBuf,
     reports: Receiver<(usize, MoveReport)>,
     chain: Arc<Mutex<BusChain>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    runner: RunnerThread,
 }
 
 /// Opens a pseudo-terminal and runs a chain of these boards on it in real time.
 pub fn spawn_bus_on_pty(boards: Vec<BusBoardConfig>) -> Result<BusPty, SimError> {
     let pty = BarePty::open()?.non_blocking()?;
     let chain = Arc::new(Mutex::new(BusChain::new(boards)));
-    let stop = Arc::new(AtomicBool::new(false));
     let (tx, reports) = mpsc::channel();
     let path = pty.path.clone();
-    let thread = spawn_runner(pty, Arc::clone(&chain), Arc::clone(&stop), tx)?;
+    let runner = spawn_runner(pty, Arc::clone(&chain), tx)?;
     Ok(BusPty {
         path,
         reports,
         chain,
-        stop,
-        thread: Some(thread),
+        runner,
     })
 }
 
@@ -477,22 +493,9 @@ impl BusPty {
             .all(|b| b.simulation().is_finished())
     }
 
-    /// Stops the runner and closes the pseudo-terminal.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for BusPty {
-    fn drop(&mut self) {
-        self.shutdown();
+    /// Stops the runner and closes the pseudo-terminal (as dropping the chain does).
+    pub fn stop(self) {
+        drop(self.runner);
     }
 }
 
@@ -511,21 +514,14 @@ mod tests {
     use super::*;
 
     fn board(serial: &str, faults: f64) -> BusBoard {
-        let identity = Identity {
-            serial: serial.into(),
-            ..Identity::new(false)
+        let sim = SimConfig {
+            speed: 2.0,
+            ..SimConfig::default()
         };
         let script = Script::from_fen_and_san(None, &["e4", "e5"]).expect("script");
         BusBoard::new(BusBoardConfig {
-            sim: SimConfig {
-                identity: Some(identity),
-                speed: 2.0,
-                ..SimConfig::default()
-            },
-            script,
             checksum_faults: faults,
-            silent_after: None,
-            switched_on_at: None,
+            ..BusBoardConfig::new(sim, serial, script)
         })
     }
 

@@ -243,21 +243,15 @@ impl SimulateArgs {
                     },
                 )?;
                 let base = self.config();
-                let identity = Identity {
-                    serial: format!("{:05}", 1025 + i),
-                    ..Identity::new(base.occupancy_only)
+                let sim = SimConfig {
+                    seed: base.seed.wrapping_add(i as u64),
+                    ..base
                 };
                 let silent = self.bus_silent.is_some_and(|b| usize::from(b) == i + 1);
                 Ok(BusBoardConfig {
-                    sim: SimConfig {
-                        seed: base.seed.wrapping_add(i as u64),
-                        identity: Some(identity),
-                        ..base
-                    },
-                    script,
                     checksum_faults: self.bus_faults,
                     silent_after: silent.then(|| Duration::from_secs(self.bus_silent_after)),
-                    switched_on_at: None,
+                    ..BusBoardConfig::new(sim, format!("{:05}", 1025 + i), script)
                 })
             })
             .collect()

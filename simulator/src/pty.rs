@@ -45,8 +45,7 @@ pub struct PtyBoard {
     reports: Receiver<MoveReport>,
     plug_events: Receiver<PlugEvent>,
     sim: Arc<Mutex<Simulation>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    runner: RunnerThread,
 }
 
 impl std::fmt::Debug for PtyBoard {
@@ -109,7 +108,6 @@ pub fn spawn_on_pty_with(
         Source::Interactive(s, r) => (Simulation::interactive(config, s), Some((true, r))),
     };
     let sim = Arc::new(Mutex::new(sim));
-    let stop = Arc::new(AtomicBool::new(false));
     let (report_tx, reports) = mpsc::channel();
     let (plug_tx, plug_events) = mpsc::channel();
     let line_rx = lines.map(|(interactive, reader)| (interactive, spawn_line_reader(reader)));
@@ -119,22 +117,18 @@ pub fn spawn_on_pty_with(
         replug_at: None,
         plug_events: plug_tx,
         sim: Arc::clone(&sim),
-        stop: Arc::clone(&stop),
+        stop: Arc::new(AtomicBool::new(false)),
         reports: report_tx,
         lines: line_rx,
         epoch: Instant::now(),
         backlog: Vec::new(),
     };
-    let thread = std::thread::Builder::new()
-        .name("virtual-dgt-board".into())
-        .spawn(move || runner.run())?;
     Ok(PtyBoard {
         path,
         reports,
         plug_events,
         sim,
-        stop,
-        thread: Some(thread),
+        runner: RunnerThread::spawn("virtual-dgt-board", runner)?,
     })
 }
 
@@ -244,13 +238,13 @@ impl Device for Simulation {
     }
 }
 
-/// Runs `device` on `pty`, never unplugged, on a new thread until `stop` is set.
+/// Runs `device` on `pty`, never unplugged, on a new thread until the returned handle is
+/// dropped.
 pub(crate) fn spawn_runner<D: Device>(
     pty: BarePty,
     device: Arc<Mutex<D>>,
-    stop: Arc<AtomicBool>,
     reports: Sender<D::Report>,
-) -> std::io::Result<JoinHandle<()>> {
+) -> std::io::Result<RunnerThread> {
     let runner = Runner {
         pty: Some(pty),
         plug: Plug::default(),
@@ -258,15 +252,42 @@ pub(crate) fn spawn_runner<D: Device>(
         // Nobody listens: without a plug plan there are no plug events.
         plug_events: mpsc::channel().0,
         sim: device,
-        stop,
+        stop: Arc::new(AtomicBool::new(false)),
         reports,
         lines: None,
         epoch: Instant::now(),
         backlog: Vec::new(),
     };
-    std::thread::Builder::new()
-        .name("virtual-dgt-bus".into())
-        .spawn(move || runner.run())
+    RunnerThread::spawn("virtual-dgt-bus", runner)
+}
+
+/// A runner on its own thread, told to stop and joined when dropped, which closes its
+/// pseudo-terminal.
+pub(crate) struct RunnerThread {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunnerThread {
+    fn spawn<D: Device>(name: &str, runner: Runner<D>) -> std::io::Result<Self> {
+        let stop = Arc::clone(&runner.stop);
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || runner.run())?;
+        Ok(RunnerThread {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for RunnerThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Points the symbolic link `link` at `target`, replacing it in one step.
@@ -306,22 +327,9 @@ impl PtyBoard {
         lock(&self.sim).is_finished()
     }
 
-    /// Stop the runner thread and close the pseudo-terminal.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for PtyBoard {
-    fn drop(&mut self) {
-        self.shutdown();
+    /// Stop the runner thread and close the pseudo-terminal (as dropping the board does).
+    pub fn stop(self) {
+        drop(self.runner);
     }
 }
 

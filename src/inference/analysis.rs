@@ -4,8 +4,6 @@
 //! move in progress, a sequence of moves (possibly with the next one in progress: fast
 //! play or lost updates, see `search`), irregular.
 
-use std::time::Duration;
-
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
 use super::candidates::{Candidates, Match, Origin};
@@ -333,9 +331,11 @@ impl Engine {
             && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
         {
             let last = self.record.moves()[n - 1].mv;
-            // The replaced move was begun before the last one was recorded.
+            // The replaced move was begun before the last one was recorded, after the
+            // position it replaces was first shown: a piece lifted earlier in the game
+            // is no evidence of it.
             let evidence = Evidence {
-                start: Duration::ZERO,
+                start: self.previous_anchor.saturating_sub(self.config.settle),
                 ..evidence
             };
             found = explain(
@@ -398,10 +398,17 @@ impl Engine {
                 }
                 // The moves made start with one of the sequences if the search found
                 // them all and the board was read whole after lost updates, an open
-                // ambiguity binds them, or they only differ in a promoted piece (the
-                // board showed every move; which piece the pawn became was never read).
+                // ambiguity binds them, they only differ in a promoted piece (the board
+                // showed every move; which piece the pawn became was never read), or on
+                // an occupancy-only board, where they differ in captures that leave the
+                // same occupancy (a capture swapped within a scan): a later board that a
+                // shorter sequence explains otherwise (the true one grown past the
+                // search depth) must not be recorded from it.
                 new.binding = exhaustive
-                    && (self.lost_updates || bound || only_promotions_differ(&new.sequences));
+                    && (self.lost_updates
+                        || occupancy
+                        || bound
+                        || only_promotions_differ(&new.sequences));
                 self.report_ambiguity(Some((plies, new)).filter(|(_, a)| !a.sequences.is_empty()));
                 true
             }

@@ -55,9 +55,10 @@ pub(super) struct Ambiguity {
     /// move replacing it.
     pub correction: bool,
     /// The sequences are every explanation the search found (not cut at its cap) of a
-    /// board read whole after updates were lost, so the moves made start with one of
-    /// them. (A board seen piece by piece can rest part-way through fast handling,
-    /// which no sequence describes: its ambiguities bind nothing.)
+    /// board read whole after updates were lost, or of an occupancy-only board, so the
+    /// moves made start with one of them. (A board that reads piece codes, seen piece
+    /// by piece, can rest part-way through fast handling, which no sequence describes:
+    /// its ambiguities bind nothing.)
     pub binding: bool,
 }
 
@@ -93,6 +94,9 @@ pub struct Engine {
     /// The changes themselves, in order (see `history`).
     pub(super) history: History,
     pub(super) anchor: Duration,
+    /// The `anchor` before it: when the board first showed the position the last move
+    /// was played from (a correction's move was begun after it).
+    pub(super) previous_anchor: Duration,
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
     pub(super) last_change: Duration,
@@ -139,6 +143,7 @@ impl Engine {
             changed_at: [None; 64],
             history: History::default(),
             anchor: Duration::ZERO,
+            previous_anchor: Duration::ZERO,
             candidates: Candidates::default(),
             tentative: None,
             last_change: Duration::ZERO,
@@ -214,6 +219,7 @@ impl Engine {
         while let Some(t) = self.tentative
             && now >= t.since + self.config.settle
         {
+            self.previous_anchor = self.anchor;
             self.anchor = t.since;
             self.commit(t.index);
         }

@@ -567,7 +567,7 @@ mod tests {
     use std::collections::HashMap;
 
     use boardcast_protocol::RawBoard;
-    use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Identity, Script, SimConfig};
+    use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Script, SimConfig};
 
     use super::*;
 
@@ -581,25 +581,23 @@ mod tests {
             games
                 .iter()
                 .enumerate()
-                .map(|(i, moves)| BusBoardConfig {
-                    sim: SimConfig {
+                .map(|(i, moves)| {
+                    let sim = SimConfig {
                         seed: 10 + i as u64,
                         speed: 2.0,
-                        identity: Some(Identity {
-                            serial: format!("{:05}", 1025 + i),
-                            ..Identity::new(false)
-                        }),
                         // The second board has a clock.
                         clock: (i == 1).then(|| ClockConfig {
                             initial: Duration::from_secs(300),
                             ..ClockConfig::default()
                         }),
                         ..SimConfig::default()
-                    },
-                    script: Script::from_fen_and_san(None, moves).expect("script"),
-                    checksum_faults: faults,
-                    silent_after: silent.filter(|(b, _)| *b == i).map(|(_, t)| t),
-                    switched_on_at: None,
+                    };
+                    let script = Script::from_fen_and_san(None, moves).expect("script");
+                    BusBoardConfig {
+                        checksum_faults: faults,
+                        silent_after: silent.filter(|(b, _)| *b == i).map(|(_, t)| t),
+                        ..BusBoardConfig::new(sim, format!("{:05}", 1025 + i), script)
+                    }
                 })
                 .collect(),
         )
