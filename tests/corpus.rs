@@ -98,8 +98,8 @@ impl Variant {
     /// (1000); below it, the rate last measured (rounded down), so the rate can only rise.
     fn floor_permille(self) -> usize {
         match self {
-            Variant::Realistic => 994,
-            Variant::Styles => 995,
+            Variant::Realistic => 996,
+            Variant::Styles => 996,
             Variant::Rotated => 997,
             Variant::Occupancy => 857,
         }

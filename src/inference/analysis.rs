@@ -12,7 +12,7 @@ use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Evidence, Explanation, MAX_COUNTED, explain};
+use super::search::{Evidence, Explanation, explain};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -28,6 +28,21 @@ fn sans(pos: &Chess, moves: &[Move]) -> String {
         .map(|&mv| SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Whether `sequences` (two or more) play the same moves but for the piece a pawn
+/// promotes to.
+fn only_promotions_differ(sequences: &[Vec<Move>]) -> bool {
+    let Some((first, rest)) = sequences.split_first() else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest.iter().all(|s| {
+            s.len() == first.len()
+                && s.iter()
+                    .zip(first)
+                    .all(|(a, b)| a.from() == b.from() && a.to() == b.to() && a.role() == b.role())
+        })
 }
 
 /// A board no sequence of moves explained, and the position it was searched from.
@@ -430,24 +445,37 @@ impl Engine {
                 }
                 true
             }
-            Explanation::Ambiguous { plies, sequences } => {
-                // On an occupancy-only board the sequences differ in captures that
-                // leave the same occupancy (a capture swapped within a scan); the moves
-                // made start with one of them, and a later board that a shorter
-                // sequence explains otherwise (the true one grown past the search
-                // depth) must not be recorded from it.
-                let binding = (self.lost_updates || occupancy) && sequences.len() < MAX_COUNTED;
+            Explanation::Ambiguous {
+                plies,
+                sequences,
+                exhaustive,
+            } => {
                 let mut new = Ambiguity {
                     sequences,
                     correction,
-                    binding,
+                    binding: false,
                     takeback: None,
                 };
                 // Only the sequences that agree with an ambiguity still open can be the
                 // moves made.
+                let mut bound = false;
                 if let Some(open) = &self.ambiguity {
                     new.sequences.retain(|s| !open.contradicts(s, correction));
+                    bound = open.binding;
                 }
+                // The moves made start with one of the sequences if the search found
+                // them all and the board was read whole after lost updates, an open
+                // ambiguity binds them, they only differ in a promoted piece (the board
+                // showed every move; which piece the pawn became was never read), or on
+                // an occupancy-only board, where they differ in captures that leave the
+                // same occupancy (a capture swapped within a scan): a later board that a
+                // shorter sequence explains otherwise (the true one grown past the
+                // search depth) must not be recorded from it.
+                new.binding = exhaustive
+                    && (self.lost_updates
+                        || occupancy
+                        || bound
+                        || only_promotions_differ(&new.sequences));
                 self.report_ambiguity(Some((plies, new)).filter(|(_, a)| !a.sequences.is_empty()));
                 true
             }

@@ -17,8 +17,9 @@ use super::codes::{
 };
 use super::history::History;
 
-/// Most explanations collected per depth.
-pub(crate) const MAX_COUNTED: usize = 16;
+/// Most explanations collected per depth. (A search one move deeper than a weak
+/// explanation goes on after that for one that explains the board whole.)
+const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 50_000;
@@ -62,10 +63,12 @@ pub(crate) enum Explanation {
         ordered: bool,
     },
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
-    /// equally well and disagree from the first move on.
+    /// equally well and disagree from the first move on; `exhaustive` when they are
+    /// every such explanation (fewer than the cap).
     Ambiguous {
         plies: usize,
         sequences: Vec<Vec<Move>>,
+        exhaustive: bool,
     },
 }
 
@@ -78,6 +81,8 @@ struct Step {
     /// The empty squares it fills (on an occupancy-only board, see `landed_by`).
     fills: Bitboard,
     lift: Duration,
+    /// The code of the piece it places on its destination.
+    code: u8,
 }
 
 /// One sequence that explains the board.
@@ -90,6 +95,9 @@ struct Sequence {
     ordered: bool,
     /// Each promoted piece was read on its square (see `promotions_seen`).
     promotions_seen: bool,
+    /// Each piece it moves and then captures was read where it was captured (see
+    /// `captures_seen`).
+    captures_seen: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -123,6 +131,7 @@ pub(crate) fn explain(
             occupancy_only,
             skip_first,
             found: &mut found,
+            seek_whole: weak.is_some(),
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
@@ -160,9 +169,12 @@ pub(crate) fn explain(
 /// Picks among the shortest explanations: finished boards before boards in progress,
 /// then those whose squares were all seen to change, then those agreeing with the order
 /// of the lifts, then those whose promoted pieces were seen; records what the rest share.
+/// A finished board counts as such only if each piece it moves and then captures was
+/// seen where it was captured: a piece lifted for the next move also leaves a board
+/// that a move to a square and a capture there would finish.
 fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     let preferences: [fn(&Sequence) -> bool; 4] = [
-        |s| s.complete,
+        |s| s.complete && s.captures_seen,
         |s| s.visible,
         |s| s.ordered,
         |s| s.promotions_seen,
@@ -188,6 +200,7 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     if shared == 0 {
         return Explanation::Ambiguous {
             plies,
+            exhaustive: found.len() < MAX_COUNTED,
             sequences: found.into_iter().map(|s| s.moves).collect(),
         };
     }
@@ -206,6 +219,10 @@ struct Search<'a> {
     occupancy_only: bool,
     skip_first: Option<Move>,
     found: &'a mut Vec<Sequence>,
+    /// Past `MAX_COUNTED` explanations, go on for one that explains the board whole
+    /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
+    /// is weak, and the many a piece in the hand fits must not hide the one that is not.
+    seek_whole: bool,
     nodes: &'a mut usize,
 }
 
@@ -214,7 +231,7 @@ impl Search<'_> {
     /// collected, or the node budget spent).
     fn visit(&mut self) -> bool {
         *self.nodes += 1;
-        self.found.len() < MAX_COUNTED && *self.nodes < MAX_NODES
+        (self.found.len() < MAX_COUNTED || self.seek_whole) && *self.nodes < MAX_NODES
     }
 
     /// `remaining` is at least 1: the last move's positions are visited by `leaf`.
@@ -273,11 +290,13 @@ impl Search<'_> {
             } else {
                 Bitboard::EMPTY
             };
+            let role = mv.promotion().unwrap_or(mv.role());
             path.push(Step {
                 mv,
                 squares,
                 fills,
                 lift,
+                code: piece_code(role.of(pos.turn())),
             });
             if remaining == 1 {
                 // Off the move's squares the board still differs where it did.
@@ -314,6 +333,9 @@ impl Search<'_> {
             return;
         }
         let complete = changed.is_empty();
+        if !complete && self.found.len() >= MAX_COUNTED {
+            return;
+        }
         if !complete {
             // A move in progress leaves only empty squares and pieces of its side where the
             // board still differs (see `in_progress`): other boards need no position.
@@ -344,12 +366,20 @@ impl Search<'_> {
             let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
             (squares & !self.evidence.seen).is_empty()
         };
+        let ordered = self.ordered(path);
+        if self.found.len() >= MAX_COUNTED {
+            if !(visible && ordered) {
+                return;
+            }
+            self.seek_whole = false;
+        }
         self.found.push(Sequence {
             moves: path.iter().map(|s| s.mv).collect(),
             complete,
             visible,
-            ordered: self.ordered(path),
+            ordered,
             promotions_seen: self.promotions_seen(path),
+            captures_seen: self.captures_seen(path),
         });
     }
 
@@ -506,6 +536,39 @@ impl Search<'_> {
             self.evidence
                 .history
                 .stood(square, code, start, scan, captured)
+        })
+    }
+
+    /// Whether each piece a move of the sequence placed and a later one captured was
+    /// read on that square (its code, since the sequence began). Players reply to a
+    /// move after it landed, so the board reads the piece there, except when a capture
+    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart.
+    fn captures_seen(&self, path: &[Step]) -> bool {
+        if self.occupancy_only {
+            return true;
+        }
+        path.iter().enumerate().all(|(i, step)| {
+            // (A promoted piece: see `promotions_seen`.)
+            let Move::Normal {
+                to: square,
+                promotion: None,
+                ..
+            } = step.mv
+            else {
+                return true;
+            };
+            let captured = path[i + 1..]
+                .iter()
+                .find(|later| later.squares.contains(square))
+                .is_some_and(|later| later.mv.to() == square && later.mv.is_capture());
+            !captured
+                || self.evidence.history.stood(
+                    square,
+                    step.code,
+                    self.evidence.start,
+                    Duration::ZERO,
+                    false,
+                )
         })
     }
 
