@@ -346,6 +346,16 @@ impl Board {
         self.run.replace_sim(sim);
     }
 
+    /// Counts a link gap still open at the game's end among the game's interruptions:
+    /// the updates of the last moves were lost and the fresh dump comes only when the
+    /// link does, after the record is compared, so such a difference is the gap's.
+    fn note_open_gap(&mut self, gaps_on: bool) {
+        let now = self.run.now();
+        if gaps_on && self.gap.0 <= now && now < self.gap.1 {
+            self.interruptions.push((Cause::Gap, self.gap.0, now));
+        }
+    }
+
     /// Compares the record with the game played and counts the differences.
     fn check(&mut self, games: &[Game], tally: &mut Tally, stuck: Option<String>) {
         self.take_finished();
@@ -593,11 +603,13 @@ fn main() {
                             board.arbitrate(&games, &mut tally);
                             continue;
                         }
+                        board.note_open_gap(gaps_on);
                         board.check(&games, &mut tally, None);
                         let index = take_game();
                         board.start(&games, index, base_seed);
                     }
                     Progress::Stuck(why) => {
+                        board.note_open_gap(gaps_on);
                         board.check(&games, &mut tally, Some(why));
                         let index = take_game();
                         board.start(&games, index, base_seed);
