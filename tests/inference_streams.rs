@@ -29,3 +29,14 @@ fn legal_move_programs_record_moves() {
     let plies = run(&data);
     assert!(plies >= 10, "only {plies} moves recorded");
 }
+
+/// Found by the proptest above: a board the engine waited on kept its settle deadline
+/// after the tick that should have analysed it (a daemon would spin on it).
+#[test]
+fn a_stable_board_s_deadline_moves_on_after_its_tick() {
+    let data = [
+        1, 3, 155, 112, 0, 0, 0, 72, 1, 0, 0, 229, 131, 6, 0, 0, 0, 0, 0, 0, 0, 24, 2, 0, 0, 21,
+        230, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 86, 0, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0,
+    ];
+    run(&data);
+}

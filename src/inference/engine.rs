@@ -221,21 +221,27 @@ impl Engine {
     /// Runs the timers due at `now`: records a settled move, analyses a stable board,
     /// re-anchors automatically.
     pub fn tick(&mut self, now: Duration) {
-        // A recorded move can leave the board showing the next one complete.
-        while let Some(t) = self.tentative
-            && now >= t.since + self.config.settle
-        {
-            self.previous_anchor = self.anchor;
-            self.anchor = t.since;
-            self.commit(t.index);
-        }
-        if self.tentative.is_none()
-            && !self.analysed
-            && self.diff.any()
-            && now >= self.last_change + self.config.settle
-        {
-            self.analysed = true;
-            self.analyse();
+        loop {
+            // A recorded move can leave the board showing the next one complete.
+            while let Some(t) = self.tentative
+                && now >= t.since + self.config.settle
+            {
+                self.previous_anchor = self.anchor;
+                self.anchor = t.since;
+                self.commit(t.index);
+            }
+            if self.tentative.is_none()
+                && !self.analysed
+                && self.diff.any()
+                && now >= self.last_change + self.config.settle
+            {
+                self.analysed = true;
+                self.analyse();
+                // What the analysis recorded can leave the board showing the next move
+                // complete, resting since the last change: that move is due now too.
+                continue;
+            }
+            break;
         }
         if let (Some(since), Some(delay)) = (self.irregular_since, self.config.auto_reanchor)
             && now >= since + delay
