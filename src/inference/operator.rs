@@ -79,18 +79,15 @@ impl Engine {
             }
         };
         let (Some(index), Some(ambiguity)) = (index, self.ambiguity.clone()) else {
+            let not_a_candidate =
+                || EngineError::NotACandidate(choice.to_string(), reported.join(" | "));
             return match (choice, reported.is_empty()) {
                 (Choice::Moves(moves), _) => self.enter(moves).map_err(|e| match e {
-                    EngineError::NotOnTheBoard(_) if !reported.is_empty() => {
-                        EngineError::NotACandidate(choice.to_string(), reported.join(" | "))
-                    }
+                    EngineError::NotOnTheBoard(_) if !reported.is_empty() => not_a_candidate(),
                     e => e,
                 }),
                 (Choice::Index(_), true) => Err(EngineError::NoAmbiguity),
-                (Choice::Index(_), false) => Err(EngineError::NotACandidate(
-                    choice.to_string(),
-                    reported.join(" | "),
-                )),
+                (Choice::Index(_), false) => Err(not_a_candidate()),
             };
         };
         let count = reported.len();
@@ -117,8 +114,8 @@ impl Engine {
     /// Records `moves` (SAN, from the scoresheets) after the last recorded move, for a
     /// board that does not show the recorded position: each must be legal, and the board
     /// must show their position or at most one more move of the side to move, complete
-    /// or in progress (the players may have moved on), so a slip of the pen records nothing (longer
-    /// explanations are not searched here: a wrong entry could fit one).
+    /// or in progress (the players may have moved on), so a slip of the pen records
+    /// nothing (longer explanations are not searched here: a wrong entry could fit one).
     fn enter(&mut self, moves: &[String]) -> Result<(), EngineError> {
         if !self.diff.any() {
             return Err(EngineError::NothingToEnter);
