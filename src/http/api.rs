@@ -27,6 +27,13 @@ pub enum ApiError {
     ReadOnly,
 }
 
+impl ApiError {
+    /// No board has this number.
+    pub fn no_board(id: usize) -> Self {
+        ApiError::NotFound(format!("board {id}"))
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, message) = match self {
@@ -91,10 +98,7 @@ pub async fn boards(State(app): State<App>) -> Response {
 /// `GET /api/boards/{id}`
 pub async fn board(State(app): State<App>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    let view = app
-        .hub
-        .view(id)
-        .ok_or(ApiError::NotFound(format!("board {id}")))?;
+    let view = app.hub.view(id).ok_or_else(|| ApiError::no_board(id))?;
     Ok(Json(view).into_response())
 }
 
@@ -107,7 +111,7 @@ pub async fn board_pgn(
     let text = app
         .hub
         .current_pgn(id)
-        .ok_or(ApiError::NotFound(format!("board {id}")))?;
+        .ok_or_else(|| ApiError::no_board(id))?;
     Ok(pgn(text))
 }
 
@@ -131,10 +135,7 @@ pub async fn board_games(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    let games = app
-        .hub
-        .games(id)
-        .ok_or(ApiError::NotFound(format!("board {id}")))?;
+    let games = app.hub.games(id).ok_or_else(|| ApiError::no_board(id))?;
     let entries: Vec<GameEntry> = games
         .iter()
         .enumerate()
@@ -219,7 +220,7 @@ pub async fn set_players(
     let id = board_id(&id)?;
     require_token(&app, &headers)?;
     if app.hub.view(id).is_none() {
-        return Err(ApiError::NotFound(format!("board {id}")));
+        return Err(ApiError::no_board(id));
     }
     app.hub.set_players(id, players);
     retag(&app, id);

@@ -40,7 +40,7 @@ pub async fn board_events(
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
     if app.hub.view(id).is_none() {
-        return Err(ApiError::NotFound(format!("board {id}")));
+        return Err(ApiError::no_board(id));
     }
     Ok(stream(app, &headers, resume, Some(id)))
 }
