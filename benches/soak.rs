@@ -383,11 +383,13 @@ impl Board {
             entry.1 += lost;
             entry.2 += phantom;
             tally.cases.push(format!(
-                "board {} seed {:#x} {}: first difference at ply {}: source {:?}, recorded {:?}; \
-                 {lost} lost, {phantom} phantom; {near} ({details}); ends {:?}{}",
+                "board {} seed {:#x} {} (started at {:.1} s): first difference at ply {}: source \
+                 {:?}, recorded {:?}; {lost} lost, {phantom} phantom; {near} ({details}); ends \
+                 {:?}{}",
                 self.number,
                 self.seed,
                 game.name,
+                self.started_at.as_secs_f64(),
                 common + 1,
                 game.sans.get(common),
                 recorded.get(common),

@@ -419,11 +419,11 @@ impl Engine {
                 self.unexplained = Some(key);
                 false
             }
-            Explanation::Found { moves, .. }
+            Explanation::Found { moves, plies, .. }
                 if self
                     .ambiguity
                     .as_ref()
-                    .is_some_and(|a| a.contradicts(&moves, correction)) =>
+                    .is_some_and(|a| a.contradicts(&moves, plies, correction)) =>
             {
                 // The moves made start with one of the sequences reported: a shorter
                 // explanation that agrees with none of them is wrong (more moves were
@@ -434,7 +434,11 @@ impl Engine {
             Explanation::Found {
                 moves, complete, ..
             } => {
+                let lost_updates = self.lost_updates;
                 self.record_sequence(&moves, correction);
+                // What is left to explain is still the board read after lost updates:
+                // an ambiguity in it binds.
+                self.lost_updates = lost_updates && !complete;
                 if !complete
                     && self.tentative.is_none()
                     && self.diff.any()
@@ -460,7 +464,8 @@ impl Engine {
                 // moves made.
                 let mut bound = false;
                 if let Some(open) = &self.ambiguity {
-                    new.sequences.retain(|s| !open.contradicts(s, correction));
+                    new.sequences
+                        .retain(|s| !open.contradicts(s, s.len(), correction));
                     bound = open.binding;
                 }
                 // The moves made start with one of the sequences if the search found
@@ -476,7 +481,10 @@ impl Engine {
                         || occupancy
                         || bound
                         || only_promotions_differ(&new.sequences));
-                self.report_ambiguity(Some((plies, new)).filter(|(_, a)| !a.sequences.is_empty()));
+                // A binding ambiguity is only replaced by every sequence that agrees with
+                // it: some of them, cut at the search's cap, may leave the moves made out.
+                let kept = !new.sequences.is_empty() && (exhaustive || !bound);
+                self.report_ambiguity(Some((plies, new)).filter(|_| kept));
                 true
             }
         }

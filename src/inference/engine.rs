@@ -68,17 +68,20 @@ pub(super) struct Ambiguity {
 }
 
 impl Ambiguity {
-    /// Whether recording `moves` (the first replacing the last move when `correction`)
-    /// would contradict the ambiguity: the moves made since start with one of its
-    /// sequences, so an explanation found later must agree with one of them.
-    pub fn contradicts(&self, moves: &[Move], correction: bool) -> bool {
+    /// Whether recording `moves`, the start of an explanation of `plies` moves (the first
+    /// replacing the last move when `correction`), would contradict the ambiguity: the
+    /// moves made since start with one of its sequences, so an explanation found later
+    /// must agree with one of them and be at least as long (a shorter one leaves moves
+    /// the board was read with unmade: a piece read on its square after a move, seen
+    /// in the hand again, was not taken back).
+    pub fn contradicts(&self, moves: &[Move], plies: usize, correction: bool) -> bool {
         self.takeback.is_some()
             || self.binding
                 && (self.correction != correction
                     || !self
                         .sequences
                         .iter()
-                        .any(|s| s.iter().zip(moves).all(|(a, b)| a == b)))
+                        .any(|s| plies >= s.len() && s.iter().zip(moves).all(|(a, b)| a == b)))
     }
 }
 
@@ -256,6 +259,9 @@ impl Engine {
     /// daemon was down): any square may have changed and changed back meanwhile, so no
     /// square counts as seen unchanged (see `seen`).
     pub fn updates_lost(&mut self, now: Duration) {
+        // A move that rested its settle window before is recorded first: recording it
+        // must not clear what is said here of the board read now.
+        self.tick(now);
         self.changed_at = [Some(now); 64];
         self.lost_updates = true;
     }
@@ -323,7 +329,7 @@ impl Engine {
         let (Some(ambiguity), Some(c)) = (&self.ambiguity, self.candidates.get(index)) else {
             return false;
         };
-        ambiguity.contradicts(&[c.mv], c.origin == Origin::Correction)
+        ambiguity.contradicts(&[c.mv], 1, c.origin == Origin::Correction)
     }
 
     /// The candidate move the observed board shows. On an occupancy-only board a capture

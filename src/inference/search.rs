@@ -58,13 +58,16 @@ pub(crate) enum Explanation {
     /// one and the board shows its final position (nothing in progress).
     Found {
         moves: Vec<Move>,
+        /// How many moves those explanations make (more than `moves` when they differ
+        /// after them).
+        plies: usize,
         complete: bool,
         /// Its moves were started in the order their pieces were lifted.
         ordered: bool,
     },
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
-    /// equally well and disagree from the first move on; `exhaustive` when they are
-    /// every such explanation (fewer than the cap).
+    /// equally well and disagree from the first move on (or were cut at the cap);
+    /// `exhaustive` when they are every such explanation (fewer than the cap).
     Ambiguous {
         plies: usize,
         sequences: Vec<Vec<Move>>,
@@ -136,6 +139,18 @@ pub(crate) fn explain(
         };
         search.dfs(start, &codes, plies, &mut path);
         if nodes >= MAX_NODES {
+            // Cut short one move deeper than a weak explanation: a whole one found there
+            // beats it, but others the search did not reach may explain the board as
+            // well, so they are reported, not recorded.
+            let whole = |s: &Sequence| s.complete && s.visible && s.ordered;
+            if weak.is_some() && !occupancy_only && found.iter().any(whole) {
+                found.retain(whole);
+                return Explanation::Ambiguous {
+                    plies,
+                    sequences: found.into_iter().map(|s| s.moves).collect(),
+                    exhaustive: false,
+                };
+            }
             break;
         }
         if found.is_empty() {
@@ -173,6 +188,9 @@ pub(crate) fn explain(
 /// seen where it was captured: a piece lifted for the next move also leaves a board
 /// that a move to a square and a capture there would finish.
 fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
+    // Past the cap, sequences the search did not collect may start otherwise: what the
+    // collected ones share is not known to be shared.
+    let capped = found.len() >= MAX_COUNTED;
     let preferences: [fn(&Sequence) -> bool; 4] = [
         |s| s.complete && s.captures_seen,
         |s| s.visible,
@@ -190,6 +208,7 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     if found.len() == 1 {
         return Explanation::Found {
             moves: first.moves.clone(),
+            plies,
             complete: first.complete,
             ordered: first.ordered,
         };
@@ -197,15 +216,16 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     let shared = (0..plies)
         .take_while(|&i| found.iter().all(|s| s.moves[i] == first.moves[i]))
         .count();
-    if shared == 0 {
+    if shared == 0 || capped {
         return Explanation::Ambiguous {
             plies,
-            exhaustive: found.len() < MAX_COUNTED,
+            exhaustive: !capped && found.len() < MAX_COUNTED,
             sequences: found.into_iter().map(|s| s.moves).collect(),
         };
     }
     Explanation::Found {
         moves: first.moves[..shared].to_vec(),
+        plies,
         complete: false,
         ordered: first.ordered,
     }
