@@ -466,7 +466,8 @@ impl Engine {
                 // The moves made start with one of the sequences if the search found
                 // them all and the board was read whole after lost updates, an open
                 // ambiguity binds them, they only differ in a promoted piece (the board
-                // showed every move; which piece the pawn became was never read), or on
+                // showed every move; which piece the pawn became was never read), they
+                // all end in the same position (no later board can tell them apart), or on
                 // an occupancy-only board, where they differ in captures that leave the
                 // same occupancy (a capture swapped within a scan): a later board that a
                 // shorter sequence explains otherwise (the true one grown past the
@@ -475,11 +476,36 @@ impl Engine {
                     && (self.lost_updates
                         || occupancy
                         || bound
-                        || only_promotions_differ(&new.sequences));
+                        || only_promotions_differ(&new.sequences)
+                        || self.end_alike(&new));
                 self.report_ambiguity(Some((plies, new)).filter(|(_, a)| !a.sequences.is_empty()));
                 true
             }
         }
+    }
+
+    /// Whether the sequences of `ambiguity` all end in the same position (a pawn's one
+    /// step captured at once and its two steps taken en passant; moves made in another
+    /// order), so that the moves made next can never tell them apart.
+    fn end_alike(&self, ambiguity: &Ambiguity) -> bool {
+        let start = match ambiguity.correction {
+            true => self
+                .record
+                .ply_count()
+                .checked_sub(1)
+                .and_then(|i| self.record.position_at(i)),
+            false => Some(self.record.position()),
+        };
+        let Some(start) = start else {
+            return false;
+        };
+        let end = |moves: &Vec<Move>| {
+            let mut pos = start.clone();
+            moves.iter().for_each(|&mv| pos.play_unchecked(mv));
+            (pos.board().clone(), pos.turn())
+        };
+        let mut ends = ambiguity.sequences.iter().map(end);
+        ends.next().is_some_and(|first| ends.all(|e| e == first))
     }
 
     /// Reports `new` as the open ambiguity, or the one still open again (the board is

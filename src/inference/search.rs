@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Rank, Role};
+use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Rank, Role, Square};
 
 use super::codes::{
     Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, move_squares, normalize,
@@ -542,7 +542,9 @@ impl Search<'_> {
     /// Whether each piece a move of the sequence placed and a later one captured was
     /// read on that square (its code, since the sequence began). Players reply to a
     /// move after it landed, so the board reads the piece there, except when a capture
-    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart.
+    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart. (A
+    /// pawn's two steps taken en passant leave the position its one step captured at
+    /// once leaves: this is what tells them apart.)
     fn captures_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
@@ -560,7 +562,7 @@ impl Search<'_> {
             let captured = path[i + 1..]
                 .iter()
                 .find(|later| later.squares.contains(square))
-                .is_some_and(|later| later.mv.to() == square && later.mv.is_capture());
+                .is_some_and(|later| capture_square(later.mv) == Some(square));
             !captured
                 || self.evidence.history.stood(
                     square,
@@ -667,8 +669,6 @@ impl Search<'_> {
     }
 }
 
-/// How many pieces of each kind `codes` show, by colour (White, Black) and code (the
-/// six codes of a colour in order, its pawn first).
 /// The squares `mv` by `color` puts a piece on.
 fn landing(mv: Move, color: Color) -> Bitboard {
     match mv {
@@ -677,6 +677,19 @@ fn landing(mv: Move, color: Color) -> Bitboard {
             Bitboard::from(side.king_to(color)) | side.rook_to(color)
         }
         _ => Bitboard::from(mv.to()),
+    }
+}
+
+/// The square of the piece `mv` captures: its destination, or beside it en passant.
+fn capture_square(mv: Move) -> Option<Square> {
+    match mv {
+        Move::Normal {
+            capture: Some(_),
+            to,
+            ..
+        } => Some(to),
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        _ => None,
     }
 }
 
@@ -692,6 +705,8 @@ fn board_counts(board: &Board) -> [[usize; 6]; 2] {
     count
 }
 
+/// How many pieces of each kind `codes` show, by colour (White, Black) and code (the
+/// six codes of a colour in order, its pawn first).
 fn piece_counts(codes: &Codes) -> [[usize; 6]; 2] {
     let mut count = [[0; 6]; 2];
     for &code in codes {
