@@ -408,9 +408,8 @@ impl Search<'_> {
         }
         let visible = if self.occupancy_only {
             let mut after = self.evidence.start;
-            path.iter().enumerate().all(|(i, s)| {
-                let next_lift = path.get(i + 1).map(|next| next.lift);
-                let landed = self.capture_landed(s, after, next_lift);
+            path.iter().all(|s| {
+                let landed = self.capture_landed(s, after);
                 after = s.lift;
                 landed
             })
@@ -443,10 +442,8 @@ impl Search<'_> {
     /// piece by the same mover: the last move landing on that square, or one filling it
     /// that this capture would then take, is no evidence for either. The move's other
     /// squares need no such check: the search only moves pieces seen leaving, and the
-    /// squares they fill show in the board or were seen filled. The landing comes
-    /// before the next move of the sequence starts (`next_lift`, within a scan): the
-    /// square filling later is a later move's doing (a capture there, a piece landing).
-    fn capture_landed(&self, step: &Step, after: Duration, next_lift: Option<Duration>) -> bool {
+    /// squares they fill show in the board or were seen filled.
+    fn capture_landed(&self, step: &Step, after: Duration) -> bool {
         let Move::Normal {
             capture: Some(_),
             to,
@@ -460,7 +457,7 @@ impl Search<'_> {
         history
             .left(to, after)
             .and_then(|emptied| history.filled(to, emptied.max(landed)))
-            .is_some_and(|filled| next_lift.is_none_or(|next| filled <= next + self.evidence.scan))
+            .is_some()
     }
 
     /// Whether the target is `codes` with a move of the side to move in progress: one of
