@@ -319,7 +319,7 @@ impl Engine {
     }
 
     /// Whether recording candidate `index` would contradict the open ambiguity.
-    fn contradicts_ambiguity(&self, index: usize) -> bool {
+    pub(super) fn contradicts_ambiguity(&self, index: usize) -> bool {
         let (Some(ambiguity), Some(c)) = (&self.ambiguity, self.candidates.get(index)) else {
             return false;
         };

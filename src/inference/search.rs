@@ -19,7 +19,7 @@ use super::history::History;
 
 /// Most explanations collected per depth. (A search one move deeper than a weak
 /// explanation goes on after that for one that explains the board whole.)
-const MAX_COUNTED: usize = 16;
+pub(crate) const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 50_000;
@@ -130,6 +130,7 @@ pub(crate) fn explain(
             evidence,
             occupancy_only,
             skip_first,
+            hypothesis: &[],
             found: &mut found,
             seek_whole: weak.is_some(),
             nodes: &mut nodes,
@@ -173,17 +174,7 @@ pub(crate) fn explain(
 /// seen where it was captured: a piece lifted for the next move also leaves a board
 /// that a move to a square and a capture there would finish.
 fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
-    let preferences: [fn(&Sequence) -> bool; 4] = [
-        |s| s.complete && s.captures_seen,
-        |s| s.visible,
-        |s| s.ordered,
-        |s| s.promotions_seen,
-    ];
-    for prefer in preferences {
-        if found.iter().any(prefer) {
-            found.retain(prefer);
-        }
-    }
+    prefer(&mut found);
     let Some(first) = found.first() else {
         return Explanation::Nothing;
     };
@@ -211,6 +202,62 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     }
 }
 
+/// Keeps the preferred explanations (see `choose`).
+fn prefer(found: &mut Vec<Sequence>) {
+    let preferences: [fn(&Sequence) -> bool; 4] = [
+        |s| s.complete && s.captures_seen,
+        |s| s.visible,
+        |s| s.ordered,
+        |s| s.promotions_seen,
+    ];
+    for prefer in preferences {
+        if found.iter().any(prefer) {
+            found.retain(prefer);
+        }
+    }
+}
+
+/// The explanations of an occupancy-only `target` that start with `hypothesis` (moves
+/// from `start` that explained an earlier board) and add at most `extra` moves, the
+/// fewest that do, preferred as by `choose`: each with whether it is complete (nothing
+/// in progress). Also whether they are every such explanation (the search was not cut).
+pub(crate) fn extend(
+    start: &Chess,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    hypothesis: &[Move],
+    extra: usize,
+) -> (Vec<(Vec<Move>, bool)>, bool) {
+    let codes = from_board(start.board(), true);
+    let mut nodes = 0;
+    for plies in hypothesis.len().max(1)..=hypothesis.len() + extra {
+        let mut found = Vec::new();
+        let mut path = Vec::with_capacity(plies);
+        let mut search = Search {
+            target,
+            target_pieces: piece_counts(target),
+            evidence,
+            occupancy_only: true,
+            skip_first: None,
+            hypothesis,
+            found: &mut found,
+            seek_whole: false,
+            nodes: &mut nodes,
+        };
+        search.dfs(start, &codes, plies, &mut path);
+        if nodes >= MAX_NODES {
+            return (Vec::new(), false);
+        }
+        if !found.is_empty() {
+            let exhaustive = found.len() < MAX_COUNTED;
+            prefer(&mut found);
+            let found = found.into_iter().map(|s| (s.moves, s.complete));
+            return (found.collect(), exhaustive);
+        }
+    }
+    (Vec::new(), true)
+}
+
 struct Search<'a> {
     target: &'a Codes,
     /// `piece_counts` of the target.
@@ -218,6 +265,8 @@ struct Search<'a> {
     evidence: Evidence<'a>,
     occupancy_only: bool,
     skip_first: Option<Move>,
+    /// The moves every sequence starts with.
+    hypothesis: &'a [Move],
     found: &'a mut Vec<Sequence>,
     /// Past `MAX_COUNTED` explanations, go on for one that explains the board whole
     /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
@@ -257,7 +306,9 @@ impl Search<'_> {
             Bitboard::EMPTY
         };
         for mv in pos.legal_moves() {
-            if path.is_empty() && Some(mv) == self.skip_first {
+            if path.is_empty() && Some(mv) == self.skip_first
+                || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
+            {
                 continue;
             }
             // On an occupancy-only board only a piece seen leaving its square can move,
