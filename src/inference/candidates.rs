@@ -247,29 +247,59 @@ impl Candidates {
         previous: Option<(Chess, Move, &[Move])>,
         occupancy_only: bool,
     ) -> Self {
-        let mut list = Vec::with_capacity(current.1.len());
+        let mut candidates = Candidates::default();
+        candidates.rebuild(
+            expected,
+            current,
+            frozen,
+            other_turn,
+            previous,
+            occupancy_only,
+        );
+        candidates
+    }
+
+    /// `build` in place: the vectors of the candidates it replaces are reused (a
+    /// position's are rebuilt after every move).
+    pub fn rebuild(
+        &mut self,
+        expected: &Codes,
+        current: (&Chess, &[Move]),
+        frozen: bool,
+        other_turn: Option<Chess>,
+        previous: Option<(Chess, Move, &[Move])>,
+        occupancy_only: bool,
+    ) {
+        let list = &mut self.list;
+        list.clear();
         if !frozen {
-            slots(&mut list, current, Origin::Current);
+            slots(list, current, Origin::Current);
         }
         if let Some(pos) = &other_turn {
-            slots(&mut list, (pos, &pos.legal_moves()), Origin::OtherTurn);
+            slots(list, (pos, &pos.legal_moves()), Origin::OtherTurn);
         }
-        let previous = previous.map(|(pos, last, moves)| {
+        let (mut kept_moves, mut squares) = self
+            .previous
+            .take()
+            .map(|p| (p.moves, p.squares))
+            .unwrap_or_default();
+        self.previous = previous.map(|(pos, last, moves)| {
             let base = super::codes::from_board(pos.board(), occupancy_only);
-            // Sized up front: a filtered iterator would grow the vector a few times.
-            let mut squares = Vec::with_capacity(moves.len());
+            squares.clear();
             squares.extend(
                 moves
                     .iter()
                     .filter(|&&mv| mv != last)
                     .map(|&mv| move_squares(mv, pos.turn())),
             );
+            kept_moves.clear();
+            kept_moves.extend_from_slice(moves);
             Previous {
                 reach: squares.iter().fold(Bitboard::EMPTY, |all, &s| all | s),
                 base_diff: diff(&base, expected),
                 pos,
                 last,
-                moves: moves.to_vec(),
+                moves: kept_moves,
                 base,
                 expected: *expected,
                 occupancy_only,
@@ -277,13 +307,9 @@ impl Candidates {
                 corrections: OnceCell::new(),
             }
         });
-        Candidates {
-            list,
-            expected: *expected,
-            occupancy_only,
-            other_turn,
-            previous,
-        }
+        self.expected = *expected;
+        self.occupancy_only = occupancy_only;
+        self.other_turn = other_turn;
     }
 
     /// The candidate of `slot`, built the first time it is asked for.
