@@ -327,6 +327,14 @@ impl Search<'_> {
                 *self.nodes += 1;
                 continue;
             }
+            // Nor can a leaf still differing, off the move's squares, on more than a move
+            // in progress changes (see `leaf`): counted, without building its effect.
+            if remaining == 1
+                && (changed & !move_squares(mv, pos.turn())).count() > IN_PROGRESS_SQUARES
+            {
+                *self.nodes += 1;
+                continue;
+            }
             let effect = move_effect(mv, pos.turn(), self.occupancy_only);
             let squares = effect.squares();
             // The empty squares the move fills (only asked on an occupancy-only board).
@@ -359,9 +367,16 @@ impl Search<'_> {
             } else {
                 let mut next_codes = *codes;
                 effect.apply(&mut next_codes);
-                let mut next = pos.clone();
-                next.play_unchecked(mv);
-                self.dfs(&next, &next_codes, remaining - 1, path);
+                // A board out of reach from here is out of reach after the move (which
+                // never adds a right to castle): the node is counted, as `dfs` would,
+                // without playing the move.
+                if self.within_reach(pos, diff(&next_codes, self.target), remaining - 1) {
+                    let mut next = pos.clone();
+                    next.play_unchecked(mv);
+                    self.dfs(&next, &next_codes, remaining - 1, path);
+                } else {
+                    *self.nodes += 1;
+                }
             }
             path.pop();
         }
