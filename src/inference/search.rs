@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Rank, Role};
+use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Rank, Role, Square};
 
 use super::codes::{
     Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, move_squares, normalize,
@@ -557,10 +557,15 @@ impl Search<'_> {
             else {
                 return true;
             };
+            // The square a capture empties: en passant takes a pawn beside its own.
+            let taken = |mv: Move| match mv {
+                Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()),
+                _ => mv.to(),
+            };
             let captured = path[i + 1..]
                 .iter()
                 .find(|later| later.squares.contains(square))
-                .is_some_and(|later| later.mv.to() == square && later.mv.is_capture());
+                .is_some_and(|later| later.mv.is_capture() && taken(later.mv) == square);
             !captured
                 || self.evidence.history.stood(
                     square,
