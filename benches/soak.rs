@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use boardcast::board::{BoardCommand, GameState};
 use boardcast::inference::{Choice, EngineConfig, Event};
-use boardcast::journal::{JournaledCore, file};
+use boardcast::journal::{JournaledCore, Rebuilder, file};
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
 use boardcast_simulator::rng::Rng;
 use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
@@ -206,11 +206,14 @@ impl Board {
         let started = Instant::now();
         let mut records = 0;
         self.run.restart(downtime, |idle| {
-            let mut opened = file::open(&dir, number, Path::new(PORT)).expect("journal opens");
+            let mut rebuilder = Rebuilder::new(engine);
+            let mut opened =
+                file::open(&dir, number, Path::new(PORT), |entry| rebuilder.feed(entry))
+                    .expect("journal opens");
             // The journal was idle for the simulated downtime, not the wall time.
             opened.idle = idle;
-            records = opened.entries.len();
-            JournaledCore::restore(engine, opened, number)
+            records = opened.records;
+            JournaledCore::restore(rebuilder.finish(), opened, number)
         });
         tally.longest_restore = tally.longest_restore.max(started.elapsed());
         tally.replayed_records += records;

@@ -110,10 +110,9 @@ fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
     let failed = |e: String| (EXIT_FAILURE, format!("{}: {e}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| failed(e.to_string()))?;
     if text.starts_with(journal::format::HEADER) {
-        print!(
-            "{}",
-            journal::replay_text(&text, args.inference.engine_config())
-        );
+        let games = journal::replay(text.as_bytes(), args.inference.engine_config())
+            .map_err(|e| failed(e.to_string()))?;
+        print!("{games}");
         return Ok(());
     }
     let chunks = recording::parse(&text).map_err(|e| failed(e.to_string()))?;

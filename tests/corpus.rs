@@ -31,7 +31,10 @@
 //! just that game (1-based) and prints its whole trace; `CORPUS_THREADS=<n>` sets the
 //! worker threads (default 2); `CORPUS_NOISE_RATE=<p>` overrides the noise rate;
 //! `CORPUS_SAMPLE=<k>` plays every k-th game of each variant only (for quick iteration:
-//! the ratchet then applies to the sample's rate).
+//! the ratchet then applies to the sample's rate); `CORPUS_ROUND=<r>` plays round `r`
+//! instead of round 0: every game with other seeds (other handling, noise and pauses)
+//! and, in `styles`, another forced style, to see how the figures hold up on handling
+//! the fixes were not made against.
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -224,20 +227,28 @@ fn load_corpus() -> Vec<Game> {
     games
 }
 
-/// The seed of one game in one variant: variant, file and game number, readable in hex
-/// (`0x0001_0002_0017` = variant 1, file 2, game 23).
+/// The round played: 0, or `CORPUS_ROUND` when set.
+fn round() -> u64 {
+    std::env::var("CORPUS_ROUND")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The seed of one game in one variant: round, variant, file and game number, readable
+/// in hex (`0x0001_0002_0017` = round 0, variant 1, file 2, game 23).
 fn seed(variant: Variant, game: &Game) -> u64 {
     let file = FILES
         .iter()
         .position(|f| *f == game.file)
         .expect("known file") as u64
         + 1;
-    variant.number() << 32 | file << 16 | game.number as u64
+    round() << 40 | variant.number() << 32 | file << 16 | game.number as u64
 }
 
 /// The forced style of a game in variant `styles`.
 fn forced_style(game: &Game) -> Style {
-    Style::ALL[game.global % Style::ALL.len()]
+    Style::ALL[(game.global + round() as usize) % Style::ALL.len()]
 }
 
 fn sim_config(variant: Variant, game: &Game) -> SimConfig {

@@ -2,7 +2,7 @@
 //! appending to it.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -52,8 +52,8 @@ pub struct JournalFile {
 pub struct Opened {
     /// The file, ready for appending.
     pub file: JournalFile,
-    /// The good records it held, oldest first.
-    pub entries: Vec<Entry>,
+    /// How many good records it held (each was handed to the caller as it was read).
+    pub records: usize,
     /// How long ago it was last written to (zero for a new file).
     pub idle: Duration,
 }
@@ -74,18 +74,23 @@ pub fn file_name(id: usize, port: &Path) -> String {
     format!("board-{id}-{name}.journal")
 }
 
-/// Opens (or creates) board `id`'s journal in `dir` and reads it back. A damaged end is
-/// cut off so appending goes on from the last good record; if good records followed the
-/// damage, the whole file is first copied next to it (`….damaged-MILLIS`) so nothing is
-/// destroyed.
-pub fn open(dir: &Path, id: usize, port: &Path) -> Result<Opened, JournalError> {
-    open_named(dir, &file_name(id, port))
+/// Opens (or creates) board `id`'s journal in `dir` and reads it back, handing each good
+/// record to `each`, oldest first. A damaged end is cut off so appending goes on from the
+/// last good record; if good records followed the damage, the whole file is first copied
+/// next to it (`….damaged-MILLIS`) so nothing is destroyed.
+pub fn open(
+    dir: &Path,
+    id: usize,
+    port: &Path,
+    each: impl FnMut(Entry),
+) -> Result<Opened, JournalError> {
+    open_named(dir, &file_name(id, port), each)
 }
 
 /// Opens (or creates) the journal `name` in `dir`, as [`open`] does: for a board whose
 /// journal is found by something other than its number and port (a bus board's, by its
 /// serial number).
-pub fn open_named(dir: &Path, name: &str) -> Result<Opened, JournalError> {
+pub fn open_named(dir: &Path, name: &str, each: impl FnMut(Entry)) -> Result<Opened, JournalError> {
     let path = dir.join(name);
     let io_error = |source| JournalError::Io {
         path: path.clone(),
@@ -100,7 +105,6 @@ pub fn open_named(dir: &Path, name: &str) -> Result<Opened, JournalError> {
         .map_err(io_error)?;
     let mut file = Flock::lock(file, FlockArg::LockExclusiveNonblock)
         .map_err(|_| JournalError::Busy { path: path.clone() })?;
-    let bytes = std::fs::read(&path).map_err(io_error)?;
     let idle = if existed {
         let modified = file.metadata().and_then(|m| m.modified());
         modified
@@ -112,12 +116,19 @@ pub fn open_named(dir: &Path, name: &str) -> Result<Opened, JournalError> {
     };
     // A torn header is a file that was being created; anything else is not ours.
     let header = format!("{HEADER}\n");
-    if !bytes.starts_with(header.as_bytes()) && !header.as_bytes().starts_with(&bytes) {
+    let mut reader = BufReader::new(File::open(&path).map_err(io_error)?);
+    let mut start = Vec::new();
+    (&mut reader)
+        .take(header.len() as u64)
+        .read_to_end(&mut start)
+        .map_err(io_error)?;
+    if !header.as_bytes().starts_with(&start) {
         return Err(JournalError::Foreign { path });
     }
-    let parsed = format::parse(&bytes);
-    let mut good_len = bytes.len();
-    if let Some(damage) = &parsed.damage {
+    reader.rewind().map_err(io_error)?;
+    let scanned = format::scan(reader, each).map_err(io_error)?;
+    let mut good_len = scanned.len;
+    if let Some(damage) = &scanned.damage {
         good_len = damage.offset;
         if damage.records_after > 0 {
             let stamp = SystemTime::now()
@@ -140,11 +151,11 @@ pub fn open_named(dir: &Path, name: &str) -> Result<Opened, JournalError> {
                 "line {}: {}; ignoring the incomplete end ({} bytes) and appending after the last good record",
                 damage.line,
                 damage.reason,
-                bytes.len() - damage.offset
+                scanned.len - damage.offset
             );
         }
     }
-    if good_len < bytes.len() {
+    if good_len < scanned.len {
         file.set_len(good_len as u64).map_err(io_error)?;
     }
     if good_len < header.len() {
@@ -155,12 +166,12 @@ pub fn open_named(dir: &Path, name: &str) -> Result<Opened, JournalError> {
         File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(io_error)?;
-    } else if good_len < bytes.len() {
+    } else if good_len < scanned.len {
         file.sync_all().map_err(io_error)?;
     }
     Ok(Opened {
         file: JournalFile { file, path },
-        entries: parsed.entries,
+        records: scanned.records,
         idle,
     })
 }
@@ -195,6 +206,14 @@ mod tests {
         dir
     }
 
+    /// Opens a journal and collects the records it held.
+    fn open_all(dir: &Path, id: usize, port: &Path) -> Result<(Opened, Vec<Entry>), JournalError> {
+        let mut entries = Vec::new();
+        let opened = open(dir, id, port, |entry| entries.push(entry))?;
+        assert_eq!(opened.records, entries.len());
+        Ok((opened, entries))
+    }
+
     fn tick(ms: u64) -> Entry {
         Entry {
             at: Duration::from_millis(ms),
@@ -222,8 +241,8 @@ mod tests {
     fn appends_survive_reopening_and_a_torn_tail_is_cut_off() {
         let dir = scratch("reopen");
         let port = Path::new("/dev/pts/9");
-        let mut opened = open(&dir, 1, port).expect("new journal");
-        assert!(opened.entries.is_empty());
+        let (mut opened, entries) = open_all(&dir, 1, port).expect("new journal");
+        assert!(entries.is_empty());
         opened.file.append(&tick(5)).unwrap();
         opened.file.append(&tick(6)).unwrap();
         opened.file.sync().unwrap();
@@ -235,12 +254,12 @@ mod tests {
         file.write_all(&torn.as_bytes()[..torn.len() / 2]).unwrap();
         drop(file);
 
-        let mut opened = open(&dir, 1, port).expect("reopened");
-        assert_eq!(opened.entries, vec![tick(5), tick(6)]);
+        let (mut opened, entries) = open_all(&dir, 1, port).expect("reopened");
+        assert_eq!(entries, vec![tick(5), tick(6)]);
         opened.file.append(&tick(8)).unwrap();
         drop(opened);
-        let opened = open(&dir, 1, port).expect("reopened again");
-        assert_eq!(opened.entries, vec![tick(5), tick(6), tick(8)]);
+        let (_, entries) = open_all(&dir, 1, port).expect("reopened again");
+        assert_eq!(entries, vec![tick(5), tick(6), tick(8)]);
         let copies = std::fs::read_dir(&dir).unwrap().count();
         assert_eq!(copies, 1, "a torn tail needs no copy");
         std::fs::remove_dir_all(dir).unwrap();
@@ -250,7 +269,7 @@ mod tests {
     fn damage_in_the_middle_keeps_a_copy() {
         let dir = scratch("middle");
         let port = Path::new("/dev/pts/9");
-        let mut opened = open(&dir, 2, port).expect("new journal");
+        let (mut opened, _) = open_all(&dir, 2, port).expect("new journal");
         for ms in 1..=3 {
             opened.file.append(&tick(ms)).unwrap();
         }
@@ -258,8 +277,8 @@ mod tests {
         drop(opened);
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replacen(" 2000 t", " 2000 x", 1)).unwrap();
-        let opened = open(&dir, 2, port).expect("reopened");
-        assert_eq!(opened.entries, vec![tick(1)]);
+        let (_, entries) = open_all(&dir, 2, port).expect("reopened");
+        assert_eq!(entries, vec![tick(1)]);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             2,
@@ -272,13 +291,13 @@ mod tests {
     fn a_journal_in_use_is_refused() {
         let dir = scratch("busy");
         let port = Path::new("/dev/pts/9");
-        let first = open(&dir, 4, port).expect("first");
+        let first = open_all(&dir, 4, port).expect("first");
         assert!(matches!(
-            open(&dir, 4, port),
+            open_all(&dir, 4, port),
             Err(JournalError::Busy { .. })
         ));
         drop(first);
-        open(&dir, 4, port).expect("free again");
+        open_all(&dir, 4, port).expect("free again");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -290,7 +309,7 @@ mod tests {
         let path = dir.join(file_name(3, port));
         std::fs::write(&path, "precious\n").unwrap();
         assert!(matches!(
-            open(&dir, 3, port),
+            open_all(&dir, 3, port),
             Err(JournalError::Foreign { .. })
         ));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious\n");

@@ -17,6 +17,7 @@
 //! * `e TEXT`: a move or game change the core committed (a check for the replay; these
 //!   are the records that are fsync'd).
 
+use std::io::{self, BufRead};
 use std::time::Duration;
 
 use boardcast_protocol::{Decoded, Decoder, Message};
@@ -67,9 +68,11 @@ pub struct Damage {
 
 /// What reading a journal found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parsed {
-    /// The good records before any damage, in order.
-    pub entries: Vec<Entry>,
+pub struct Scanned {
+    /// Bytes read: the whole file.
+    pub len: usize,
+    /// Good records handed on, those before any damage.
+    pub records: usize,
     /// The first damaged line, if any.
     pub damage: Option<Damage>,
 }
@@ -91,30 +94,41 @@ pub fn encode(entry: &Entry) -> String {
     format!("{:08x} {body}\n", crc32fast::hash(body.as_bytes()))
 }
 
-/// Reads a whole journal. Everything from the first bad line on is left out and
-/// described in `damage`; a last line without its newline counts as bad (torn).
-pub fn parse(bytes: &[u8]) -> Parsed {
-    let mut entries = Vec::new();
-    let mut damage: Option<Damage> = None;
-    let mut offset = 0;
+/// Reads a journal a line at a time and hands each good record to `each`, so that a
+/// long journal is never held in memory whole. Everything from the first bad line on is
+/// left out and described in `damage`; a last line without its newline counts as bad
+/// (torn).
+pub fn scan(mut reader: impl BufRead, mut each: impl FnMut(Entry)) -> io::Result<Scanned> {
+    let mut scanned = Scanned {
+        len: 0,
+        records: 0,
+        damage: None,
+    };
+    let mut line = Vec::new();
     let mut number = 0;
-    while offset < bytes.len() {
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(scanned);
+        }
         number += 1;
-        let (line, next) = match bytes[offset..].iter().position(|&b| b == b'\n') {
-            Some(end) => (Some(&bytes[offset..offset + end]), offset + end + 1),
-            None => (None, bytes.len()),
-        };
-        let parsed = match line {
+        let offset = scanned.len;
+        scanned.len += read;
+        let parsed = match line.strip_suffix(b"\n") {
             None => Err("incomplete last line (torn write)".to_string()),
             Some(line) => parse_line(line, number),
         };
-        match (parsed, &mut damage) {
+        match (parsed, &mut scanned.damage) {
             (Ok(None), _) => {}
             (Ok(Some(_)), Some(damage)) => damage.records_after += 1,
-            (Ok(Some(entry)), None) => entries.push(entry),
+            (Ok(Some(entry)), None) => {
+                scanned.records += 1;
+                each(entry);
+            }
             (Err(_), Some(_)) => {}
             (Err(reason), None) => {
-                damage = Some(Damage {
+                scanned.damage = Some(Damage {
                     offset,
                     line: number,
                     reason,
@@ -122,9 +136,7 @@ pub fn parse(bytes: &[u8]) -> Parsed {
                 })
             }
         }
-        offset = next;
     }
-    Parsed { entries, damage }
 }
 
 /// One complete line: a record, or `None` for the header and comments.
@@ -344,6 +356,23 @@ mod tests {
         ]
     }
 
+    /// What `scan` handed on and found.
+    struct Parsed {
+        entries: Vec<Entry>,
+        damage: Option<Damage>,
+    }
+
+    fn parse(bytes: &[u8]) -> Parsed {
+        let mut entries = Vec::new();
+        let scanned = scan(bytes, |entry| entries.push(entry)).expect("a slice reads");
+        assert_eq!(scanned.len, bytes.len());
+        assert_eq!(scanned.records, entries.len());
+        Parsed {
+            entries,
+            damage: scanned.damage,
+        }
+    }
+
     fn journal(entries: &[Entry]) -> String {
         let mut text = format!("{HEADER}\n");
         entries.iter().for_each(|e| text.push_str(&encode(e)));
@@ -356,6 +385,17 @@ mod tests {
         let parsed = parse(journal(&entries).as_bytes());
         assert_eq!(parsed.damage, None);
         assert_eq!(parsed.entries, entries);
+    }
+
+    #[test]
+    fn lines_split_across_reads_are_put_together() {
+        let entries = entries();
+        let text = journal(&entries);
+        let mut read = Vec::new();
+        let reader = std::io::BufReader::with_capacity(7, text.as_bytes());
+        let scanned = scan(reader, |entry| read.push(entry)).expect("a slice reads");
+        assert_eq!((scanned.len, scanned.damage), (text.len(), None));
+        assert_eq!(read, entries);
     }
 
     #[test]

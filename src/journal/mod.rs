@@ -13,6 +13,7 @@ pub mod file;
 pub mod format;
 
 use std::collections::VecDeque;
+use std::io::BufRead;
 use std::path::Path;
 use std::time::Duration;
 
@@ -76,8 +77,9 @@ impl JournaledCore {
         let Some(dir) = dir else {
             return Self::unjournaled(config, board);
         };
-        match file::open_named(dir, name) {
-            Ok(opened) => Self::restore(config, opened, board),
+        let mut rebuilder = Rebuilder::new(config.clone());
+        match file::open_named(dir, name, |entry| rebuilder.feed(entry)) {
+            Ok(opened) => Self::restore(rebuilder.finish(), opened, board),
             Err(e) => {
                 tracing::error!(board, "{e}; running without a journal");
                 Self::unjournaled(config, board)
@@ -85,17 +87,16 @@ impl JournaledCore {
         }
     }
 
-    /// Board `board`'s core rebuilt from the journal `opened` and journalling on into it.
+    /// Board `board`'s core `rebuilt` from the journal `opened`, journalling on into it.
     /// The core's time goes on from the last record plus `opened.idle`, the time the
     /// daemon was away.
-    pub fn restore(config: EngineConfig, opened: file::Opened, board: usize) -> Self {
-        let rebuilt = rebuild(config, &opened.entries);
+    pub fn restore(rebuilt: Rebuilt, opened: file::Opened, board: usize) -> Self {
         let status = rebuilt.core.game_status();
         tracing::info!(
             board,
             journal = %opened.file.path().display(),
             "restored {} records: {} committed changes, current game {} plies",
-            opened.entries.len(),
+            opened.records,
             rebuilt.committed,
             status.moves.len()
         );
@@ -108,7 +109,7 @@ impl JournaledCore {
         }
         // The core's clock goes on from the last record plus the time the daemon was
         // away, so its timers and clock readings keep their order.
-        let offset = if opened.entries.is_empty() {
+        let offset = if opened.records == 0 {
             Duration::ZERO
         } else {
             micros(rebuilt.last_at + opened.idle + Duration::from_millis(1))
@@ -256,63 +257,86 @@ pub fn feed(
     result
 }
 
-/// Replays `entries` into a fresh core. Finished games stay in the core for the caller
-/// to publish.
-pub fn rebuild(config: EngineConfig, entries: &[Entry]) -> Rebuilt {
-    let mut core = BoardCore::new(config);
-    let mut journalled = Vec::new();
-    let mut replayed = Vec::new();
-    let mut last_at = Duration::ZERO;
-    for entry in entries {
-        last_at = entry.at;
-        if let Record::Committed(text) = &entry.record {
-            journalled.push(text.clone());
-            continue;
+/// Replays a journal's records, one at a time as they are read, into a fresh core, and
+/// checks what the core commits against what the journal says it committed. Finished
+/// games stay in the core for the caller to publish.
+#[derive(Debug)]
+pub struct Rebuilder {
+    core: BoardCore,
+    last_at: Duration,
+    /// Committed records seen so far.
+    committed: usize,
+    /// What the replay committed that no committed record has been checked against
+    /// yet: the journal writes an input's committed records right after the input.
+    unchecked: VecDeque<String>,
+    diverged: Option<(usize, String, String)>,
+}
+
+impl Rebuilder {
+    /// A fresh core to replay into.
+    pub fn new(config: EngineConfig) -> Self {
+        Rebuilder {
+            core: BoardCore::new(config),
+            last_at: Duration::ZERO,
+            committed: 0,
+            unchecked: VecDeque::new(),
+            diverged: None,
+        }
+    }
+
+    /// Replays the next record.
+    pub fn feed(&mut self, entry: Entry) {
+        self.last_at = entry.at;
+        if let Record::Committed(journalled) = entry.record {
+            let replayed = self.unchecked.pop_front();
+            if self.diverged.is_none() && replayed.as_ref() != Some(&journalled) {
+                let replayed = replayed.unwrap_or_else(|| "nothing".into());
+                self.diverged = Some((self.committed, journalled, replayed));
+            }
+            self.committed += 1;
+            return;
         }
         let mut emitted = Vec::new();
         // A command refused live is refused again here, the same way.
-        let _ = feed(&mut core, entry.at, &entry.record, &mut emitted);
-        replayed.extend(
+        let _ = feed(&mut self.core, entry.at, &entry.record, &mut emitted);
+        self.unchecked.extend(
             emitted
                 .iter()
                 .filter(|e| is_committed(e))
                 .map(|e| e.to_string().replace(['\n', '\r'], " ")),
         );
     }
-    // The replay may have one more (its record was lost with a torn tail), never fewer
-    // or other ones.
-    let diverged = journalled
-        .iter()
-        .enumerate()
-        .find(|(i, text)| replayed.get(*i) != Some(*text))
-        .map(|(i, text)| {
-            let got = replayed.get(i).cloned().unwrap_or_else(|| "nothing".into());
-            (i, text.clone(), got)
-        });
-    Rebuilt {
-        core,
-        last_at,
-        committed: journalled.len(),
-        diverged,
+
+    /// The core after the last record. The replay may have committed one more change
+    /// than the journal recorded (its record was lost with a torn tail), never fewer or
+    /// other ones.
+    pub fn finish(self) -> Rebuilt {
+        Rebuilt {
+            core: self.core,
+            last_at: self.last_at,
+            committed: self.committed,
+            diverged: self.diverged,
+        }
     }
 }
 
 /// Every game a journal holds, as PGN, oldest first (`boardcast replay FILE.journal`);
 /// a damaged end is left out, as at a restart.
-pub fn replay_text(text: &str, config: EngineConfig) -> String {
-    let parsed = format::parse(text.as_bytes());
-    if let Some(damage) = &parsed.damage {
+pub fn replay(reader: impl BufRead, config: EngineConfig) -> std::io::Result<String> {
+    let mut rebuilder = Rebuilder::new(config);
+    let scanned = format::scan(reader, |entry| rebuilder.feed(entry))?;
+    if let Some(damage) = &scanned.damage {
         tracing::warn!(
             "line {}: {}; replaying the {} records before it",
             damage.line,
             damage.reason,
-            parsed.entries.len()
+            scanned.records
         );
     }
-    let mut rebuilt = rebuild(config, &parsed.entries);
+    let mut rebuilt = rebuilder.finish();
     let mut out: String = rebuilt.core.take_finished_games().concat();
     out.push_str(&rebuilt.core.game_status().pgn);
-    out
+    Ok(out)
 }
 
 /// Events that change the game record: these are checked on replay and synced.

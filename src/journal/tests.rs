@@ -140,7 +140,7 @@ fn finished_games_come_back_for_publishing() {
     assert_eq!(moves(&core), ["d4"]);
     // The same games, offline, as `boardcast replay FILE.journal` prints them.
     let text = std::fs::read_to_string(dir.join(file::file_name(1, Path::new(PORT)))).unwrap();
-    let pgn = replay_text(&text, EngineConfig::default());
+    let pgn = replay(text.as_bytes(), EngineConfig::default()).unwrap();
     assert_eq!(pgn, format!("{}{}", published[0], core.game_status().pgn));
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -180,14 +180,15 @@ fn replay_reports_a_journal_it_does_not_reproduce() {
     hand.play(&mut core, "e2", "e4");
     drop(core);
     let path = dir.join(file::file_name(1, Path::new(PORT)));
-    let opened = file::open(&dir, 1, Path::new(PORT)).unwrap();
-    let mut entries = opened.entries;
-    for entry in &mut entries {
+    let mut rebuilder = Rebuilder::new(EngineConfig::default());
+    file::open(&dir, 1, Path::new(PORT), |mut entry| {
         if let Record::Committed(text) = &mut entry.record {
             *text = text.replace("e4", "d4");
         }
-    }
-    let rebuilt = rebuild(EngineConfig::default(), &entries);
+        rebuilder.feed(entry);
+    })
+    .unwrap();
+    let rebuilt = rebuilder.finish();
     let (index, journalled, replayed) = rebuilt.diverged.expect("divergence found");
     assert_eq!((index, journalled.as_str()), (0, "ply 1: d4"));
     assert_eq!(replayed, "ply 1: e4");
