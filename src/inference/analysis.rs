@@ -12,7 +12,7 @@ use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Evidence, Explanation, explain};
+use super::search::{Evidence, Explanation, MAX_COUNTED, explain, extend};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -382,6 +382,9 @@ impl Engine {
         } else {
             self.config.max_search_plies
         };
+        if occupancy && self.carried(rounds) {
+            return true;
+        }
         let mut correction = false;
         let evidence = self.evidence();
         let mut found = explain(
@@ -466,7 +469,8 @@ impl Engine {
                 // The moves made start with one of the sequences if the search found
                 // them all and the board was read whole after lost updates, an open
                 // ambiguity binds them, they only differ in a promoted piece (the board
-                // showed every move; which piece the pawn became was never read), or on
+                // showed every move; which piece the pawn became was never read), they
+                // all end in the same position (no later board can tell them apart), or on
                 // an occupancy-only board, where they differ in captures that leave the
                 // same occupancy (a capture swapped within a scan): a later board that a
                 // shorter sequence explains otherwise (the true one grown past the
@@ -475,11 +479,115 @@ impl Engine {
                     && (self.lost_updates
                         || occupancy
                         || bound
-                        || only_promotions_differ(&new.sequences));
+                        || only_promotions_differ(&new.sequences)
+                        || self.end_alike(&new));
                 self.report_ambiguity(Some((plies, new)).filter(|(_, a)| !a.sequences.is_empty()));
                 true
             }
         }
+    }
+
+    /// Whether the sequences of `ambiguity` all end in the same position (a pawn's one
+    /// step captured at once and its two steps taken en passant; moves made in another
+    /// order), so that the moves made next can never tell them apart.
+    fn end_alike(&self, ambiguity: &Ambiguity) -> bool {
+        let start = match ambiguity.correction {
+            true => self
+                .record
+                .ply_count()
+                .checked_sub(1)
+                .and_then(|i| self.record.position_at(i)),
+            false => Some(self.record.position()),
+        };
+        let Some(start) = start else {
+            return false;
+        };
+        let end = |moves: &Vec<Move>| {
+            let mut pos = start.clone();
+            moves.iter().for_each(|&mv| pos.play_unchecked(mv));
+            (pos.board().clone(), pos.turn())
+        };
+        let mut ends = ambiguity.sequences.iter().map(end);
+        ends.next().is_some_and(|first| ends.all(|e| e == first))
+    }
+
+    /// On an occupancy-only board the sequences of a binding ambiguity are hypotheses
+    /// carried across the moves that follow: the moves made start with one of them, so
+    /// each is extended by the fewest moves (up to the search depth) that explain the
+    /// board, and those that cannot be are dropped. (A search from the last recorded
+    /// position would miss the true sequence once it grows past its depth, and a shorter
+    /// one, a piece in the hand, would fit.) What every surviving sequence starts with is
+    /// recorded; while they differ after it, the board is ambiguous and they stay open.
+    /// False when no sequence explains the board (none open, or a board part-way).
+    fn carried(&mut self, rounds: usize) -> bool {
+        let Some(open) = self
+            .ambiguity
+            .clone()
+            .filter(|a| a.binding && a.takeback.is_none())
+        else {
+            return false;
+        };
+        let n = self.record.ply_count();
+        let (from, anchor) = match open.correction {
+            true => (
+                n.checked_sub(1).and_then(|i| self.record.position_at(i)),
+                self.previous_anchor,
+            ),
+            false => (Some(self.record.position()), self.anchor),
+        };
+        let Some(from) = from.cloned() else {
+            return false;
+        };
+        let evidence = Evidence {
+            start: anchor.saturating_sub(self.config.settle),
+            ..self.evidence()
+        };
+        let mut survivors: Vec<(Vec<Move>, bool)> = Vec::new();
+        let mut exhaustive = true;
+        for hypothesis in &open.sequences {
+            let extra = self.config.max_search_plies;
+            let (found, all) = extend(&from, &self.observed, evidence, hypothesis, extra);
+            exhaustive &= all;
+            survivors.extend(found);
+        }
+        let Some((first, _)) = survivors.first().cloned() else {
+            return false;
+        };
+        let shared = (0..first.len())
+            .take_while(|&i| survivors.iter().all(|(s, _)| s.get(i) == first.get(i)))
+            .count();
+        self.record_sequence(&first[..shared], open.correction);
+        let rest: Vec<Vec<Move>> = survivors
+            .iter()
+            .map(|(s, _)| s[shared..].to_vec())
+            .collect();
+        if rest.iter().any(Vec::is_empty) {
+            // One of them ends here (the board shows its position, or a move of it in
+            // progress): analysed from the position recorded.
+            if self.tentative.is_none()
+                && self.diff.any()
+                && !self.pending()
+                && !self.explained(rounds - 1)
+            {
+                self.irregular(IrregularKind::NoLegalContinuation);
+            }
+            return true;
+        }
+        let ambiguity = Ambiguity {
+            binding: exhaustive && rest.len() < MAX_COUNTED,
+            sequences: rest,
+            correction: open.correction && shared == 0,
+            takeback: None,
+        };
+        let plies = ambiguity.sequences[0].len();
+        self.report_ambiguity(Some((plies, ambiguity)));
+        if self
+            .tentative
+            .is_some_and(|t| self.contradicts_ambiguity(t.index))
+        {
+            self.tentative = None;
+        }
+        true
     }
 
     /// Reports `new` as the open ambiguity, or the one still open again (the board is

@@ -65,11 +65,40 @@ pub(crate) enum Match {
 }
 
 /// The candidate moves of one position.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Candidates {
-    list: Vec<Candidate>,
+    list: Vec<Slot>,
+    /// The board the moves of `list` are played on (their base and what they differ from).
+    expected: Codes,
+    occupancy_only: bool,
     other_turn: Option<Chess>,
     previous: Option<Previous>,
+}
+
+/// A move of the current position (or of `other_turn`) and the squares it changes. Its
+/// candidate is built the first time a board differing only on those squares is matched
+/// against it: a board shows at most a few moves' squares, so most candidates of a
+/// position were never needed, and building them all was a large share of the work per
+/// move.
+#[derive(Clone, Debug)]
+struct Slot {
+    origin: Origin,
+    mv: Move,
+    mover: Color,
+    squares: Bitboard,
+    candidate: OnceCell<Candidate>,
+}
+
+impl Default for Candidates {
+    fn default() -> Self {
+        Candidates {
+            list: Vec::new(),
+            expected: [EMPTY; 64],
+            occupancy_only: false,
+            other_turn: None,
+            previous: None,
+        }
+    }
 }
 
 /// The position before the last move, whose moves would replace it. Their candidates
@@ -129,6 +158,18 @@ impl Previous {
     }
 }
 
+/// Adds the slots of `moves` played from `pos`, their candidates not built yet.
+fn slots(list: &mut Vec<Slot>, (pos, moves): (&Chess, &[Move]), origin: Origin) {
+    let mover = pos.turn();
+    list.extend(moves.iter().map(|&mv| Slot {
+        origin,
+        mv,
+        mover,
+        squares: move_squares(mv, mover),
+        candidate: OnceCell::new(),
+    }));
+}
+
 /// Adds the candidates of `moves` played from `pos` (whose codes are `base`), as they
 /// differ from `expected`, except `skip`.
 fn add(
@@ -146,30 +187,51 @@ fn add(
         if Some(mv) == skip {
             continue;
         }
-        let effect = move_effect(mv, pos.turn(), occupancy_only);
-        let touched = effect.squares() | base_diff;
-        // The board after the move: its codes where it wrote, the base's elsewhere.
-        // One pass over the touched squares gives both the changed ones and their codes.
-        let mut changed = Bitboard::EMPTY;
-        let mut values = [UNKNOWN; 8];
-        let mut slots = values.iter_mut();
-        for sq in touched {
-            let after = effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
-            if after != expected[sq.to_usize()] {
-                changed.add(sq);
-                if let Some(slot) = slots.next() {
-                    *slot = after;
-                }
-            }
-        }
-        list.push(Candidate {
+        let board = (base, expected);
+        list.push(candidate(
             origin,
             mv,
-            mover: pos.turn(),
-            changed,
-            touched,
-            values,
-        });
+            pos.turn(),
+            board,
+            base_diff,
+            occupancy_only,
+        ));
+    }
+}
+
+/// The candidate of `mv` by `mover`, played on `base` (which differs from `expected` on
+/// `base_diff`).
+fn candidate(
+    origin: Origin,
+    mv: Move,
+    mover: Color,
+    (base, expected): (&Codes, &Codes),
+    base_diff: Bitboard,
+    occupancy_only: bool,
+) -> Candidate {
+    let effect = move_effect(mv, mover, occupancy_only);
+    let touched = effect.squares() | base_diff;
+    // The board after the move: its codes where it wrote, the base's elsewhere.
+    // One pass over the touched squares gives both the changed ones and their codes.
+    let mut changed = Bitboard::EMPTY;
+    let mut values = [UNKNOWN; 8];
+    let mut slots = values.iter_mut();
+    for sq in touched {
+        let after = effect.code_on(sq).unwrap_or(base[sq.to_usize()]);
+        if after != expected[sq.to_usize()] {
+            changed.add(sq);
+            if let Some(slot) = slots.next() {
+                *slot = after;
+            }
+        }
+    }
+    Candidate {
+        origin,
+        mv,
+        mover,
+        changed,
+        touched,
+        values,
     }
 }
 
@@ -185,46 +247,59 @@ impl Candidates {
         previous: Option<(Chess, Move, &[Move])>,
         occupancy_only: bool,
     ) -> Self {
-        let mut list = Vec::with_capacity(current.1.len());
+        let mut candidates = Candidates::default();
+        candidates.rebuild(
+            expected,
+            current,
+            frozen,
+            other_turn,
+            previous,
+            occupancy_only,
+        );
+        candidates
+    }
+
+    /// `build` in place: the vectors of the candidates it replaces are reused (a
+    /// position's are rebuilt after every move).
+    pub fn rebuild(
+        &mut self,
+        expected: &Codes,
+        current: (&Chess, &[Move]),
+        frozen: bool,
+        other_turn: Option<Chess>,
+        previous: Option<(Chess, Move, &[Move])>,
+        occupancy_only: bool,
+    ) {
+        let list = &mut self.list;
+        list.clear();
         if !frozen {
-            let base = (expected, expected);
-            add(
-                &mut list,
-                current,
-                base,
-                Origin::Current,
-                None,
-                occupancy_only,
-            );
+            slots(list, current, Origin::Current);
         }
         if let Some(pos) = &other_turn {
-            let moves = pos.legal_moves();
-            let base = (expected, expected);
-            add(
-                &mut list,
-                (pos, &moves),
-                base,
-                Origin::OtherTurn,
-                None,
-                occupancy_only,
-            );
+            slots(list, (pos, &pos.legal_moves()), Origin::OtherTurn);
         }
-        let previous = previous.map(|(pos, last, moves)| {
+        let (mut kept_moves, mut squares) = self
+            .previous
+            .take()
+            .map(|p| (p.moves, p.squares))
+            .unwrap_or_default();
+        self.previous = previous.map(|(pos, last, moves)| {
             let base = super::codes::from_board(pos.board(), occupancy_only);
-            // Sized up front: a filtered iterator would grow the vector a few times.
-            let mut squares = Vec::with_capacity(moves.len());
+            squares.clear();
             squares.extend(
                 moves
                     .iter()
                     .filter(|&&mv| mv != last)
                     .map(|&mv| move_squares(mv, pos.turn())),
             );
+            kept_moves.clear();
+            kept_moves.extend_from_slice(moves);
             Previous {
                 reach: squares.iter().fold(Bitboard::EMPTY, |all, &s| all | s),
                 base_diff: diff(&base, expected),
                 pos,
                 last,
-                moves: moves.to_vec(),
+                moves: kept_moves,
                 base,
                 expected: *expected,
                 occupancy_only,
@@ -232,11 +307,53 @@ impl Candidates {
                 corrections: OnceCell::new(),
             }
         });
-        Candidates {
-            list,
-            other_turn,
-            previous,
-        }
+        self.expected = *expected;
+        self.occupancy_only = occupancy_only;
+        self.other_turn = other_turn;
+    }
+
+    /// The candidate of `slot`, built the first time it is asked for.
+    fn built<'a>(&'a self, slot: &'a Slot) -> &'a Candidate {
+        slot.candidate.get_or_init(|| {
+            let board = (&self.expected, &self.expected);
+            let (origin, mv, mover) = (slot.origin, slot.mv, slot.mover);
+            candidate(
+                origin,
+                mv,
+                mover,
+                board,
+                Bitboard::EMPTY,
+                self.occupancy_only,
+            )
+        })
+    }
+
+    /// The moves of `list` (built) whose boards can differ from the expected one on
+    /// `changed`: a move's board differs only on its squares, and (`whole`) on at
+    /// least one, the square it leaves.
+    fn current(&self, changed: Bitboard, whole: bool) -> impl Iterator<Item = (usize, &Candidate)> {
+        self.list
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| (changed & !s.squares).is_empty() && (changed.any() || !whole))
+            .map(|(i, s)| (i, self.built(s)))
+    }
+
+    /// The corrections a board differing from the expected one on `changed` can show
+    /// (`whole`) or be part-way to, numbered after `list` (built for the first such
+    /// board).
+    fn corrections(
+        &self,
+        changed: Bitboard,
+        whole: bool,
+    ) -> impl Iterator<Item = (usize, &Candidate)> {
+        let corrections = self
+            .previous
+            .as_ref()
+            .filter(|p| p.relevant(changed, whole))
+            .map(Previous::corrections);
+        let first = self.list.len();
+        (first..).zip(corrections.into_iter().flatten())
     }
 
     /// The candidates a board differing from the expected one on `changed` can show
@@ -247,21 +364,14 @@ impl Candidates {
         changed: Bitboard,
         whole: bool,
     ) -> impl Iterator<Item = (usize, &Candidate)> {
-        let corrections = self
-            .previous
-            .as_ref()
-            .filter(|p| p.relevant(changed, whole))
-            .map(Previous::corrections);
-        self.list
-            .iter()
-            .chain(corrections.into_iter().flatten())
-            .enumerate()
+        self.current(changed, whole)
+            .chain(self.corrections(changed, whole))
     }
 
     /// Candidate `index`, as numbered by `find` and `partial`.
     pub fn get(&self, index: usize) -> Option<&Candidate> {
         match index.checked_sub(self.list.len()) {
-            None => self.list.get(index),
+            None => self.list.get(index).map(|s| self.built(s)),
             Some(i) => self.previous.as_ref()?.corrections.get()?.get(i),
         }
     }
@@ -318,14 +428,15 @@ impl Candidates {
                         || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
                 })
         };
-        let current: Vec<usize> = (0..self.list.len())
-            .filter(|&i| fits(&self.list[i]))
+        let current: Vec<usize> = self
+            .current(changed, false)
+            .filter(|(_, c)| fits(c))
+            .map(|(i, _)| i)
             .collect();
         if !current.is_empty() {
             return current;
         }
-        self.relevant(changed, false)
-            .skip(self.list.len())
+        self.corrections(changed, false)
             .filter(|(_, c)| fits(c))
             .map(|(i, _)| i)
             .collect()

@@ -319,7 +319,7 @@ impl Engine {
     }
 
     /// Whether recording candidate `index` would contradict the open ambiguity.
-    fn contradicts_ambiguity(&self, index: usize) -> bool {
+    pub(super) fn contradicts_ambiguity(&self, index: usize) -> bool {
         let (Some(ambiguity), Some(c)) = (&self.ambiguity, self.candidates.get(index)) else {
             return false;
         };
@@ -436,13 +436,13 @@ impl Engine {
         let Ok(recorded) = self.record.push(mv) else {
             return;
         };
-        let san = recorded.san.to_string();
+        // Written straight into strings sized for any move (no formatter).
+        let mut san = String::with_capacity(8);
+        recorded.san.append_to_string(&mut san);
+        let mut uci = String::with_capacity(5);
+        UciMove::from_move(mv, CastlingMode::Standard).append_to_string(&mut uci);
         let ply = self.record.ply_count();
-        self.events.push_back(Event::MoveMade {
-            ply,
-            san,
-            uci: UciMove::from_move(mv, CastlingMode::Standard).to_string(),
-        });
+        self.events.push_back(Event::MoveMade { ply, san, uci });
         if !self.turn_open {
             self.check_touch(&before, mv, self.first_lift, ply);
         }
@@ -536,7 +536,7 @@ impl Engine {
             let prev = self.record.position_at(i)?.clone();
             Some((prev, self.record.moves()[i].mv, moves))
         });
-        self.candidates = Candidates::build(
+        self.candidates.rebuild(
             &self.expected,
             (&pos, self.record.legal_moves()),
             closed(status),

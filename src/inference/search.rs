@@ -19,7 +19,7 @@ use super::history::History;
 
 /// Most explanations collected per depth. (A search one move deeper than a weak
 /// explanation goes on after that for one that explains the board whole.)
-const MAX_COUNTED: usize = 16;
+pub(crate) const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 50_000;
@@ -139,6 +139,7 @@ pub(crate) fn explain(
             evidence,
             occupancy_only,
             skip_first,
+            hypothesis: &[],
             found: &mut found,
             seek_whole: weak.is_some(),
             nodes: &mut nodes,
@@ -211,17 +212,7 @@ fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &E
 /// seen where it was captured: a piece lifted for the next move also leaves a board
 /// that a move to a square and a capture there would finish.
 fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
-    let preferences: [fn(&Sequence) -> bool; 4] = [
-        |s| s.complete && s.captures_seen,
-        |s| s.visible,
-        |s| s.ordered,
-        |s| s.promotions_seen,
-    ];
-    for prefer in preferences {
-        if found.iter().any(prefer) {
-            found.retain(prefer);
-        }
-    }
+    prefer(&mut found);
     let Some(first) = found.first() else {
         return Explanation::Nothing;
     };
@@ -249,6 +240,62 @@ fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     }
 }
 
+/// Keeps the preferred explanations (see `choose`).
+fn prefer(found: &mut Vec<Sequence>) {
+    let preferences: [fn(&Sequence) -> bool; 4] = [
+        |s| s.complete && s.captures_seen,
+        |s| s.visible,
+        |s| s.ordered,
+        |s| s.promotions_seen,
+    ];
+    for prefer in preferences {
+        if found.iter().any(prefer) {
+            found.retain(prefer);
+        }
+    }
+}
+
+/// The explanations of an occupancy-only `target` that start with `hypothesis` (moves
+/// from `start` that explained an earlier board) and add at most `extra` moves, the
+/// fewest that do, preferred as by `choose`: each with whether it is complete (nothing
+/// in progress). Also whether they are every such explanation (the search was not cut).
+pub(crate) fn extend(
+    start: &Chess,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    hypothesis: &[Move],
+    extra: usize,
+) -> (Vec<(Vec<Move>, bool)>, bool) {
+    let codes = from_board(start.board(), true);
+    let mut nodes = 0;
+    for plies in hypothesis.len().max(1)..=hypothesis.len() + extra {
+        let mut found = Vec::new();
+        let mut path = Vec::with_capacity(plies);
+        let mut search = Search {
+            target,
+            target_pieces: piece_counts(target),
+            evidence,
+            occupancy_only: true,
+            skip_first: None,
+            hypothesis,
+            found: &mut found,
+            seek_whole: false,
+            nodes: &mut nodes,
+        };
+        search.dfs(start, &codes, plies, &mut path);
+        if nodes >= MAX_NODES {
+            return (Vec::new(), false);
+        }
+        if !found.is_empty() {
+            let exhaustive = found.len() < MAX_COUNTED;
+            prefer(&mut found);
+            let found = found.into_iter().map(|s| (s.moves, s.complete));
+            return (found.collect(), exhaustive);
+        }
+    }
+    (Vec::new(), true)
+}
+
 struct Search<'a> {
     target: &'a Codes,
     /// `piece_counts` of the target.
@@ -256,6 +303,8 @@ struct Search<'a> {
     evidence: Evidence<'a>,
     occupancy_only: bool,
     skip_first: Option<Move>,
+    /// The moves every sequence starts with.
+    hypothesis: &'a [Move],
     found: &'a mut Vec<Sequence>,
     /// Past `MAX_COUNTED` explanations, go on for one that explains the board whole
     /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
@@ -295,7 +344,9 @@ impl Search<'_> {
             Bitboard::EMPTY
         };
         for mv in pos.legal_moves() {
-            if path.is_empty() && Some(mv) == self.skip_first {
+            if path.is_empty() && Some(mv) == self.skip_first
+                || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
+            {
                 continue;
             }
             // On an occupancy-only board only a piece seen leaving its square can move,
@@ -311,6 +362,14 @@ impl Search<'_> {
             };
             if (stray & !landing(mv, pos.turn())).any() {
                 // Its leaf is visited (and counted) but cannot explain the board.
+                *self.nodes += 1;
+                continue;
+            }
+            // Nor can a leaf still differing, off the move's squares, on more than a move
+            // in progress changes (see `leaf`): counted, without building its effect.
+            if remaining == 1
+                && (changed & !move_squares(mv, pos.turn())).count() > IN_PROGRESS_SQUARES
+            {
                 *self.nodes += 1;
                 continue;
             }
@@ -346,9 +405,16 @@ impl Search<'_> {
             } else {
                 let mut next_codes = *codes;
                 effect.apply(&mut next_codes);
-                let mut next = pos.clone();
-                next.play_unchecked(mv);
-                self.dfs(&next, &next_codes, remaining - 1, path);
+                // A board out of reach from here is out of reach after the move (which
+                // never adds a right to castle): the node is counted, as `dfs` would,
+                // without playing the move.
+                if self.within_reach(pos, diff(&next_codes, self.target), remaining - 1) {
+                    let mut next = pos.clone();
+                    next.play_unchecked(mv);
+                    self.dfs(&next, &next_codes, remaining - 1, path);
+                } else {
+                    *self.nodes += 1;
+                }
             }
             path.pop();
         }
@@ -581,7 +647,9 @@ impl Search<'_> {
     /// Whether each piece a move of the sequence placed and a later one captured was
     /// read on that square (its code, since the sequence began). Players reply to a
     /// move after it landed, so the board reads the piece there, except when a capture
-    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart.
+    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart. (A
+    /// pawn's two steps taken en passant leave the position its one step captured at
+    /// once leaves: this is what tells them apart.)
     fn captures_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
@@ -596,15 +664,10 @@ impl Search<'_> {
             else {
                 return true;
             };
-            // The square a capture empties: en passant takes a pawn beside its own.
-            let taken = |mv: Move| match mv {
-                Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()),
-                _ => mv.to(),
-            };
             let captured = path[i + 1..]
                 .iter()
                 .find(|later| later.squares.contains(square))
-                .is_some_and(|later| later.mv.is_capture() && taken(later.mv) == square);
+                .is_some_and(|later| capture_square(later.mv) == Some(square));
             !captured
                 || self.evidence.history.stood(
                     square,
@@ -727,8 +790,6 @@ impl Search<'_> {
     }
 }
 
-/// How many pieces of each kind `codes` show, by colour (White, Black) and code (the
-/// six codes of a colour in order, its pawn first).
 /// The squares `mv` by `color` puts a piece on.
 fn landing(mv: Move, color: Color) -> Bitboard {
     match mv {
@@ -737,6 +798,19 @@ fn landing(mv: Move, color: Color) -> Bitboard {
             Bitboard::from(side.king_to(color)) | side.rook_to(color)
         }
         _ => Bitboard::from(mv.to()),
+    }
+}
+
+/// The square of the piece `mv` captures: its destination, or beside it en passant.
+fn capture_square(mv: Move) -> Option<Square> {
+    match mv {
+        Move::Normal {
+            capture: Some(_),
+            to,
+            ..
+        } => Some(to),
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        _ => None,
     }
 }
 
@@ -752,6 +826,8 @@ fn board_counts(board: &Board) -> [[usize; 6]; 2] {
     count
 }
 
+/// How many pieces of each kind `codes` show, by colour (White, Black) and code (the
+/// six codes of a colour in order, its pawn first).
 fn piece_counts(codes: &Codes) -> [[usize; 6]; 2] {
     let mut count = [[0; 6]; 2];
     for &code in codes {
