@@ -80,22 +80,6 @@ impl History {
         false
     }
 
-    /// The pieces read at or after `from` and replaced since by another reading of
-    /// their square (the board's current readings left out), newest first.
-    pub fn replaced_pieces(&self, from: Duration) -> impl Iterator<Item = (Square, u8)> + '_ {
-        let mut later = 0u64;
-        self.changes
-            .iter()
-            .rev()
-            .take_while(move |c| c.at >= from)
-            .filter_map(move |c| {
-                let bit = 1u64 << c.square.to_usize();
-                let replaced = later & bit != 0;
-                later |= bit;
-                (replaced && c.occupied).then_some((c.square, c.code))
-            })
-    }
-
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)

@@ -101,8 +101,6 @@ struct Sequence {
     /// Each piece it moves and then captures was read where it was captured (see
     /// `captures_seen`).
     captures_seen: bool,
-    /// Each piece it moves was read where it landed (see `placements_seen`).
-    placements_seen: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -126,14 +124,7 @@ pub(crate) fn explain(
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     let mut weak = None;
-    // Whether every weak explanation leaves a piece the board read unexplained.
-    let mut overlooks = false;
     for plies in 1..=max_plies {
-        // Beyond one move deeper than the weak explanation, only a whole explanation
-        // whose every move's piece was read where it landed is taken.
-        let beyond = weak
-            .as_ref()
-            .is_some_and(|(_, weak_plies)| plies > weak_plies + 1);
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
@@ -164,7 +155,7 @@ pub(crate) fn explain(
             break;
         }
         if found.is_empty() {
-            if weak.is_some() && !overlooks {
+            if weak.is_some() {
                 break;
             }
             continue;
@@ -175,49 +166,20 @@ pub(crate) fn explain(
         // order the pieces were lifted: a piece lifted for the next move while the last
         // ones land also makes a longer sequence fit the board, but in the wrong order.
         // (On an occupancy-only board a capture's square never changes: its own evidence
-        // rules apply there.) When every weak explanation overlooks a piece the board
-        // read (a piece placed on a square and replaced there, which none of its
-        // positions has), the search goes on deeper for a whole one: moves made faster
-        // than they were read show only as such readings.
-        let whole = |s: &Sequence| {
-            s.complete
-                && s.visible
-                && (weak.is_none() || s.ordered)
-                && (!beyond || s.placements_seen)
-        };
+        // rules apply there.)
+        let whole = |s: &Sequence| s.complete && s.visible && (weak.is_none() || s.ordered);
         if occupancy_only || found.iter().any(whole) {
             return choose(found, plies);
         }
-        if weak.is_none() {
-            overlooks = found
-                .iter()
-                .all(|s| !readings_explained(start, &codes, &s.moves, &evidence));
-            weak = Some((found, plies));
-        } else if !overlooks {
-            break;
+        if let Some((found, plies)) = weak {
+            return choose(found, plies);
         }
+        weak = Some((found, plies));
     }
     match weak {
         Some((found, plies)) => choose(found, plies),
         None => Explanation::Nothing,
     }
-}
-
-/// Whether each piece the board read since the evidence's start and replaced since
-/// stood on its square in the position `moves` start from or in one they lead to.
-fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &Evidence) -> bool {
-    let mut positions = vec![*codes];
-    let mut pos = start.clone();
-    for &mv in moves {
-        let mut next = *positions.last().expect("the start");
-        move_effect(mv, pos.turn(), false).apply(&mut next);
-        positions.push(next);
-        pos.play_unchecked(mv);
-    }
-    evidence
-        .history
-        .replaced_pieces(evidence.start)
-        .all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
 }
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
@@ -504,7 +466,6 @@ impl Search<'_> {
             ordered,
             promotions_seen: self.promotions_seen(path),
             captures_seen: self.captures_seen(path),
-            placements_seen: self.placements_seen(path),
         });
     }
 
@@ -691,22 +652,6 @@ impl Search<'_> {
             !captured
                 || self.evidence.history.stood(
                     square,
-                    step.code,
-                    self.evidence.start,
-                    Duration::ZERO,
-                    false,
-                )
-        })
-    }
-
-    /// Whether each move's piece was read on the square it moved to (since the sequence
-    /// began; castling aside): a sequence deeper than the moves the board showed must
-    /// have shown each of them.
-    fn placements_seen(&self, path: &[Step]) -> bool {
-        path.iter().all(|step| {
-            matches!(step.mv, Move::Castle { .. })
-                || self.evidence.history.stood(
-                    step.mv.to(),
                     step.code,
                     self.evidence.start,
                     Duration::ZERO,
