@@ -676,7 +676,8 @@ impl Engine {
         let pos = alt.position().clone();
         let expected = from_board(pos.board(), occupancy);
         let current = (&pos, alt.legal_moves());
-        let replies = Candidates::build(
+        let mut replies = Candidates::default();
+        replies.rebuild(
             &expected,
             current,
             closed(alt.status()),

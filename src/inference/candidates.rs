@@ -236,31 +236,10 @@ fn candidate(
 }
 
 impl Candidates {
-    /// Candidates from `current` with its legal moves (unless `frozen`, after the game
-    /// ended), from `other_turn`, and corrections of `last` played from `previous` with
-    /// its legal moves.
-    pub fn build(
-        expected: &Codes,
-        current: (&Chess, &[Move]),
-        frozen: bool,
-        other_turn: Option<Chess>,
-        previous: Option<(Chess, Move, &[Move])>,
-        occupancy_only: bool,
-    ) -> Self {
-        let mut candidates = Candidates::default();
-        candidates.rebuild(
-            expected,
-            current,
-            frozen,
-            other_turn,
-            previous,
-            occupancy_only,
-        );
-        candidates
-    }
-
-    /// `build` in place: the vectors of the candidates it replaces are reused (a
-    /// position's are rebuilt after every move).
+    /// Replaces the candidates with those from `current` with its legal moves (unless
+    /// `frozen`, after the game ended), from `other_turn`, and corrections of `last`
+    /// played from `previous` with its legal moves. The vectors of the candidates it
+    /// replaces are reused (a position's are rebuilt after every move).
     pub fn rebuild(
         &mut self,
         expected: &Codes,
@@ -485,7 +464,8 @@ mod tests {
             .into_position(CastlingMode::Standard)
             .unwrap();
         let expected = from_board(pos.board(), occupancy);
-        let c = Candidates::build(
+        let mut c = Candidates::default();
+        c.rebuild(
             &expected,
             (&pos, &pos.legal_moves()),
             false,
@@ -534,7 +514,8 @@ mod tests {
         pos.play_unchecked(rf1);
         let expected = from_board(pos.board(), false);
         let previous = before.legal_moves();
-        let c = Candidates::build(
+        let mut c = Candidates::default();
+        c.rebuild(
             &expected,
             (&pos, &pos.legal_moves()),
             false,
