@@ -495,19 +495,24 @@ impl Engine {
         }
     }
 
-    /// Whether the sequences of `ambiguity` all end in the same position (a pawn's one
-    /// step captured at once and its two steps taken en passant; moves made in another
-    /// order), so that the moves made next can never tell them apart.
-    fn end_alike(&self, ambiguity: &Ambiguity) -> bool {
-        let start = match ambiguity.correction {
+    /// The position an ambiguity's sequences start from: the one recorded, or the one
+    /// before the last move when they replace it (`correction`).
+    fn sequences_start(&self, correction: bool) -> Option<&Chess> {
+        match correction {
             true => self
                 .record
                 .ply_count()
                 .checked_sub(1)
                 .and_then(|i| self.record.position_at(i)),
             false => Some(self.record.position()),
-        };
-        let Some(start) = start else {
+        }
+    }
+
+    /// Whether the sequences of `ambiguity` all end in the same position (a pawn's one
+    /// step captured at once and its two steps taken en passant; moves made in another
+    /// order), so that the moves made next can never tell them apart.
+    fn end_alike(&self, ambiguity: &Ambiguity) -> bool {
+        let Some(start) = self.sequences_start(ambiguity.correction) else {
             return false;
         };
         let end = |moves: &Vec<Move>| {
@@ -535,16 +540,12 @@ impl Engine {
         else {
             return false;
         };
-        let n = self.record.ply_count();
-        let (from, anchor) = match open.correction {
-            true => (
-                n.checked_sub(1).and_then(|i| self.record.position_at(i)),
-                self.previous_anchor,
-            ),
-            false => (Some(self.record.position()), self.anchor),
-        };
-        let Some(from) = from.cloned() else {
+        let Some(from) = self.sequences_start(open.correction).cloned() else {
             return false;
+        };
+        let anchor = match open.correction {
+            true => self.previous_anchor,
+            false => self.anchor,
         };
         let evidence = Evidence {
             start: anchor.saturating_sub(self.config.settle),
@@ -626,12 +627,8 @@ impl Engine {
         let Some(ambiguity) = &self.ambiguity else {
             return Vec::new();
         };
-        let n = self.record.ply_count();
-        let from = match ambiguity.correction {
-            true => n.checked_sub(1).and_then(|i| self.record.position_at(i)),
-            false => Some(self.record.position()),
-        };
-        let mut reported: Vec<String> = from
+        let mut reported: Vec<String> = self
+            .sequences_start(ambiguity.correction)
             .map(|pos| {
                 let sequences = ambiguity.sequences.iter();
                 sequences.map(|moves| sans(pos, moves)).collect()

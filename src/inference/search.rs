@@ -139,11 +139,18 @@ pub(crate) fn explain(
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
+        // Shortest first, but a board explained only by a move still in progress or by
+        // moves on squares never seen to change (pieces in the hand, unseen placements)
+        // gives way to one more move that explains it whole, as seen, and started in the
+        // order the pieces were lifted: a piece lifted for the next move while the last
+        // ones land also makes a longer sequence fit the board, but in the wrong order.
+        // (On an occupancy-only board a capture's square never changes: its own evidence
+        // rules apply there.)
+        let whole = |s: &Sequence| s.complete && s.visible && (weak.is_none() || s.ordered);
         if nodes >= MAX_NODES {
             // Cut short one move deeper than a weak explanation: a whole one found there
             // beats it, but others the search did not reach may explain the board as
             // well, so they are reported, not recorded.
-            let whole = |s: &Sequence| s.complete && s.visible && s.ordered;
             if weak.is_some() && !occupancy_only && found.iter().any(whole) {
                 found.retain(whole);
                 return Explanation::Ambiguous {
@@ -160,14 +167,6 @@ pub(crate) fn explain(
             }
             continue;
         }
-        // Shortest first, but a board explained only by a move still in progress or by
-        // moves on squares never seen to change (pieces in the hand, unseen placements)
-        // gives way to one more move that explains it whole, as seen, and started in the
-        // order the pieces were lifted: a piece lifted for the next move while the last
-        // ones land also makes a longer sequence fit the board, but in the wrong order.
-        // (On an occupancy-only board a capture's square never changes: its own evidence
-        // rules apply there.)
-        let whole = |s: &Sequence| s.complete && s.visible && (weak.is_none() || s.ordered);
         if occupancy_only || found.iter().any(whole) {
             return choose(found, plies);
         }
