@@ -80,6 +80,31 @@ impl History {
         false
     }
 
+    /// The pieces read at or after `from` and replaced since by another reading of
+    /// their square (the board's current readings left out), newest first.
+    pub fn replaced_pieces(&self, from: Duration) -> impl Iterator<Item = (Square, u8)> + '_ {
+        let mut later = 0u64;
+        self.changes
+            .iter()
+            .rev()
+            .take_while(move |c| c.at >= from)
+            .filter_map(move |c| {
+                let bit = 1u64 << c.square.to_usize();
+                let replaced = later & bit != 0;
+                later |= bit;
+                (replaced && c.occupied).then_some((c.square, c.code))
+            })
+    }
+
+    /// The codes read on each square at or after `from`, a bit per code.
+    pub fn codes_read(&self, from: Duration) -> [u16; 64] {
+        let mut read = [0u16; 64];
+        for c in self.changes.iter().rev().take_while(|c| c.at >= from) {
+            read[c.square.to_usize()] |= 1u16.checked_shl(c.code.into()).unwrap_or(0);
+        }
+        read
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)

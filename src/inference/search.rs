@@ -124,7 +124,20 @@ pub(crate) fn explain(
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     let mut weak = None;
+    // Whether every weak explanation leaves a piece the board read unexplained.
+    let mut overlooks = false;
+    // The codes read on each square since the evidence's start, once searched beyond.
+    let mut placed = None;
     for plies in 1..=max_plies {
+        // Beyond one move deeper than the weak explanation, only sequences whose every
+        // move's piece was read where it landed are searched (few: it keeps the deeper
+        // search cheap).
+        let beyond = weak
+            .as_ref()
+            .is_some_and(|(_, weak_plies)| plies > weak_plies + 1);
+        if beyond && placed.is_none() {
+            placed = Some(evidence.history.codes_read(evidence.start));
+        }
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
@@ -136,6 +149,7 @@ pub(crate) fn explain(
             hypothesis: &[],
             found: &mut found,
             seek_whole: weak.is_some(),
+            placed: placed.as_ref().filter(|_| beyond),
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
@@ -145,7 +159,10 @@ pub(crate) fn explain(
         // order the pieces were lifted: a piece lifted for the next move while the last
         // ones land also makes a longer sequence fit the board, but in the wrong order.
         // (On an occupancy-only board a capture's square never changes: its own evidence
-        // rules apply there.)
+        // rules apply there.) When every weak explanation overlooks a piece the board
+        // read (a piece placed on a square and replaced there, which none of its
+        // positions has), the search goes on deeper for a whole one: moves made faster
+        // than they were read show only as such readings.
         let whole = |s: &Sequence| s.complete && s.visible && (weak.is_none() || s.ordered);
         if nodes >= MAX_NODES {
             // Cut short one move deeper than a weak explanation: a whole one found there
@@ -162,7 +179,7 @@ pub(crate) fn explain(
             break;
         }
         if found.is_empty() {
-            if weak.is_some() {
+            if weak.is_some() && !overlooks {
                 break;
             }
             continue;
@@ -170,15 +187,36 @@ pub(crate) fn explain(
         if occupancy_only || found.iter().any(whole) {
             return choose(found, plies);
         }
-        if let Some((found, plies)) = weak {
-            return choose(found, plies);
+        if weak.is_none() {
+            overlooks = found
+                .iter()
+                .all(|s| !readings_explained(start, &codes, &s.moves, &evidence));
+            weak = Some((found, plies));
+        } else if !overlooks {
+            break;
         }
-        weak = Some((found, plies));
     }
     match weak {
         Some((found, plies)) => choose(found, plies),
         None => Explanation::Nothing,
     }
+}
+
+/// Whether each piece the board read since the evidence's start and replaced since
+/// stood on its square in the position `moves` start from or in one they lead to.
+fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &Evidence) -> bool {
+    let mut positions = vec![*codes];
+    let mut pos = start.clone();
+    for &mv in moves {
+        let mut next = *positions.last().expect("the start");
+        move_effect(mv, pos.turn(), false).apply(&mut next);
+        positions.push(next);
+        pos.play_unchecked(mv);
+    }
+    evidence
+        .history
+        .replaced_pieces(evidence.start)
+        .all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
 }
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
@@ -261,6 +299,7 @@ pub(crate) fn extend(
             hypothesis,
             found: &mut found,
             seek_whole: false,
+            placed: None,
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
@@ -291,6 +330,9 @@ struct Search<'a> {
     /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
     /// is weak, and the many a piece in the hand fits must not hide the one that is not.
     seek_whole: bool,
+    /// When set, the codes read on each square (a bit per code): only moves whose piece
+    /// was read on its destination are tried (castling aside).
+    placed: Option<&'a [u16; 64]>,
     nodes: &'a mut usize,
 }
 
@@ -341,6 +383,15 @@ impl Search<'_> {
             } else {
                 Duration::ZERO
             };
+            let role = mv.promotion().unwrap_or(mv.role());
+            let code = piece_code(role.of(pos.turn()));
+            if let Some(read) = self.placed
+                && !matches!(mv, Move::Castle { .. })
+                && read[mv.to().to_usize()] & (1 << code) == 0
+            {
+                *self.nodes += 1;
+                continue;
+            }
             if (stray & !landing(mv, pos.turn())).any() {
                 // Its leaf is visited (and counted) but cannot explain the board.
                 *self.nodes += 1;
@@ -368,13 +419,12 @@ impl Search<'_> {
             } else {
                 Bitboard::EMPTY
             };
-            let role = mv.promotion().unwrap_or(mv.role());
             path.push(Step {
                 mv,
                 squares,
                 fills,
                 lift,
-                code: piece_code(role.of(pos.turn())),
+                code,
             });
             if remaining == 1 {
                 // Off the move's squares the board still differs where it did.
