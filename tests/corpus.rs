@@ -102,7 +102,7 @@ impl Variant {
     fn floor_permille(self) -> usize {
         match self {
             Variant::Realistic => 996,
-            Variant::Styles => 996,
+            Variant::Styles => 997,
             Variant::Rotated => 997,
             Variant::Occupancy => 904,
         }
