@@ -163,7 +163,14 @@ pub(crate) fn explain(
         // read (a piece placed on a square and replaced there, which none of its
         // positions has), the search goes on deeper for a whole one: moves made faster
         // than they were read show only as such readings.
-        let whole = |s: &Sequence| s.complete && s.visible && (weak.is_none() || s.ordered);
+        // Beyond one move deeper, a promoted piece must also have been read for longer
+        // than a wrong code lasts.
+        let whole = |s: &Sequence| {
+            s.complete
+                && s.visible
+                && (weak.is_none() || s.ordered)
+                && (!beyond || s.promotions_seen)
+        };
         if nodes >= MAX_NODES {
             // Cut short one move deeper than a weak explanation: a whole one found there
             // beats it, but others the search did not reach may explain the board as
