@@ -356,8 +356,16 @@ impl Engine {
         let to = c.mv.to().to_usize();
         let from = from.to_usize();
         let lifted = self.since[from].or(self.changed_at[from]);
-        match (self.changed_at[to], lifted) {
-            (Some(landed), Some(lifted)) => landed > lifted && landed > self.anchor,
+        // The captured piece was seen taken off first: a square that only filled (the
+        // piece captured arriving there in a move recorded with this one's board, found
+        // by the search) shows no capture landing.
+        let emptied = self
+            .history
+            .left(c.mv.to(), self.anchor.saturating_sub(self.config.settle));
+        match (self.changed_at[to], lifted, emptied) {
+            (Some(landed), Some(lifted), Some(emptied)) => {
+                landed > lifted && landed > self.anchor && landed > emptied
+            }
             _ => false,
         }
     }
