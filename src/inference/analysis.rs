@@ -418,10 +418,16 @@ impl Engine {
             correction = true;
         }
         match found {
-            // On a board that reads pieces, the moves made since a binding ambiguity grow
-            // past the search (the players go on before the arbiter comes; sequences that
-            // end alike are never told apart): its sequences are carried from there.
-            Explanation::Nothing if !occupancy && self.carried(rounds) => true,
+            // On a board that reads pieces, the moves made since a binding ambiguity whose
+            // sequences end alike (no later board tells them apart) grow past the search
+            // when the players go on before the arbiter comes: its sequences are carried.
+            Explanation::Nothing
+                if !occupancy
+                    && self.ambiguity.as_ref().is_some_and(|a| self.end_alike(a))
+                    && self.carried(rounds) =>
+            {
+                true
+            }
             Explanation::Nothing => {
                 self.unexplained = Some(key);
                 false
@@ -528,9 +534,9 @@ impl Engine {
         ends.next().is_some_and(|first| ends.all(|e| e == first))
     }
 
-    /// On an occupancy-only board (on one that reads pieces, once the search from the
-    /// recorded position finds nothing) the sequences of a binding ambiguity are hypotheses
-    /// carried across the moves that follow: the moves made start with one of them, so
+    /// On an occupancy-only board (on one that reads pieces: sequences that end alike, once
+    /// the search from the recorded position finds nothing) the sequences of a binding
+    /// ambiguity are hypotheses carried across the moves that follow: the moves made start with one of them, so
     /// each is extended by the fewest moves (up to the search depth) that explain the
     /// board, and those that cannot be are dropped. (A search from the last recorded
     /// position would miss the true sequence once it grows past its depth, and a shorter
