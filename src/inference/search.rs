@@ -262,18 +262,19 @@ fn prefer(found: &mut Vec<Sequence>) {
     }
 }
 
-/// The explanations of an occupancy-only `target` that start with `hypothesis` (moves
-/// from `start` that explained an earlier board) and add at most `extra` moves, the
-/// fewest that do, preferred as by `choose`: each with whether it is complete (nothing
-/// in progress). Also whether they are every such explanation (the search was not cut).
+/// The explanations of `target` that start with `hypothesis` (moves from `start` that
+/// explained an earlier board) and add at most `extra` moves, the fewest that do,
+/// preferred as by `choose`: each with whether it is complete (nothing in progress).
+/// Also whether they are every such explanation (the search was not cut).
 pub(crate) fn extend(
     start: &Chess,
     target: &Codes,
     evidence: Evidence<'_>,
+    occupancy_only: bool,
     hypothesis: &[Move],
     extra: usize,
 ) -> (Vec<(Vec<Move>, bool)>, bool) {
-    let codes = from_board(start.board(), true);
+    let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     for plies in hypothesis.len().max(1)..=hypothesis.len() + extra {
         let mut found = Vec::new();
@@ -282,7 +283,7 @@ pub(crate) fn extend(
             target,
             target_pieces: piece_counts(target),
             evidence,
-            occupancy_only: true,
+            occupancy_only,
             skip_first: None,
             hypothesis,
             found: &mut found,
