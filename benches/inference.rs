@@ -15,7 +15,10 @@
 //! Output: a custom report (events/s per round, p50/p99 per event, the ratio, memory per
 //! board from a counting global allocator), then criterion throughput on a quarter of
 //! the games. `cargo bench --bench inference`; `-- --skip-criterion` prints only the
-//! custom report.
+//! custom report; `-- --skip-criterion --occupancy` plays the games on an occupancy-only board (the
+//! corpus test's `occupancy` variant, whose engine runs extra searches; the games with an
+//! under-promotion, which such a board cannot show, count among those recorded wrong,
+//! and the baseline, comparing piece codes, matches nothing there).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -54,6 +57,17 @@ struct GameStream {
 }
 
 const FILES: [&str; 2] = ["lichess_db_1000k", "twic1599_1000k"];
+
+/// Whether the boards sense occupancy only (`--occupancy`).
+static OCCUPANCY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// The engine's settings for the boards played.
+fn engine_config() -> EngineConfig {
+    EngineConfig {
+        occupancy_only: *OCCUPANCY.get().expect("set in main"),
+        ..EngineConfig::default()
+    }
+}
 
 /// Game counts per file, in `FILES` order.
 static COUNTS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
@@ -98,10 +112,11 @@ fn record(script: &Script, seed: u64) -> GameStream {
         seed,
         styles: StyleMix::realistic(),
         noise: Noise::all(0.1),
+        occupancy_only: engine_config().occupancy_only,
         ..SimConfig::default()
     };
     let sim = Simulation::new(config, script.clone());
-    let core = JournaledCore::unjournaled(EngineConfig::default(), 1);
+    let core = JournaledCore::unjournaled(engine_config(), 1);
     let mut run = SimulatedBoard::new(sim, core, Duration::ZERO);
     let mut steps = Vec::new();
     let mut observations = 0;
@@ -157,7 +172,7 @@ fn record_all(scripts: &[Script]) -> Vec<GameStream> {
 
 /// Feeds one game's stream to a fresh engine; returns it for inspection.
 fn run_engine(game: &GameStream) -> Engine {
-    let mut engine = Engine::new(EngineConfig::default());
+    let mut engine = Engine::new(engine_config());
     for step in &game.steps {
         match &step.board {
             Some(board) => engine.observe(board, step.now),
@@ -236,7 +251,7 @@ fn latencies(games: &[GameStream], naive: bool) -> (Vec<u64>, Vec<u64>, Vec<u64>
     let mut per_game = Vec::new();
     for game in games {
         let mut game_ns = 0;
-        let mut engine = Engine::new(EngineConfig::default());
+        let mut engine = Engine::new(engine_config());
         let mut base = Naive::new();
         for step in &game.steps {
             let start = Instant::now();
@@ -348,6 +363,8 @@ fn main() {
         return;
     }
     let skip_criterion = args.iter().any(|a| a == "--skip-criterion");
+    let occupancy = args.iter().any(|a| a == "--occupancy");
+    OCCUPANCY.set(occupancy).expect("set once");
 
     let started = Instant::now();
     let scripts = load_scripts();
@@ -356,8 +373,13 @@ fn main() {
     let ticks: usize = games.iter().map(|g| g.steps.len() - g.observations).sum();
     let plies: usize = scripts.iter().map(|s| s.moves().len()).sum();
     println!(
-        "recorded {} games, {plies} plies: {events} board events + {ticks} timer calls in {:.1} s",
+        "recorded {} games{}, {plies} plies: {events} board events + {ticks} timer calls in {:.1} s",
         games.len(),
+        if occupancy {
+            " (occupancy-only board)"
+        } else {
+            ""
+        },
         started.elapsed().as_secs_f64()
     );
     // A replay behaves exactly like the recording run.

@@ -418,6 +418,16 @@ impl Engine {
             correction = true;
         }
         match found {
+            // On a board that reads pieces, the moves made since a binding ambiguity whose
+            // sequences end alike (no later board tells them apart) grow past the search
+            // when the players go on before the arbiter comes: its sequences are carried.
+            Explanation::Nothing
+                if !occupancy
+                    && self.ambiguity.as_ref().is_some_and(|a| self.end_alike(a))
+                    && self.carried(rounds) =>
+            {
+                true
+            }
             Explanation::Nothing => {
                 self.unexplained = Some(key);
                 false
@@ -524,8 +534,9 @@ impl Engine {
         ends.next().is_some_and(|first| ends.all(|e| e == first))
     }
 
-    /// On an occupancy-only board the sequences of a binding ambiguity are hypotheses
-    /// carried across the moves that follow: the moves made start with one of them, so
+    /// On an occupancy-only board (on one that reads pieces: sequences that end alike, once
+    /// the search from the recorded position finds nothing) the sequences of a binding
+    /// ambiguity are hypotheses carried across the moves that follow: the moves made start with one of them, so
     /// each is extended by the fewest moves (up to the search depth) that explain the
     /// board, and those that cannot be are dropped. (A search from the last recorded
     /// position would miss the true sequence once it grows past its depth, and a shorter
@@ -555,7 +566,14 @@ impl Engine {
         let mut exhaustive = true;
         for hypothesis in &open.sequences {
             let extra = self.config.max_search_plies;
-            let (found, all) = extend(&from, &self.observed, evidence, hypothesis, extra);
+            let (found, all) = extend(
+                &from,
+                &self.observed,
+                evidence,
+                self.config.occupancy_only,
+                hypothesis,
+                extra,
+            );
             exhaustive &= all;
             survivors.extend(found);
         }

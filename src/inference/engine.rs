@@ -341,8 +341,8 @@ impl Engine {
     }
 
     /// Whether the board history shows `c`'s piece landing on a captured piece's square:
-    /// the square changed (last, to occupied) after the piece's square was left and
-    /// after the last recorded move was shown. A change read in the same scan as the
+    /// the square changed (last, to occupied) after the piece's square was left, after
+    /// the last recorded move was shown and after the square was seen emptied. A change read in the same scan as the
     /// lift is not that piece landing (e.g. the last move's pawn landing on the square
     /// while the would-be capturer's square flickers empty). Quiet moves, and any move
     /// on a board that reads piece codes, need no such evidence.
@@ -356,8 +356,16 @@ impl Engine {
         let to = c.mv.to().to_usize();
         let from = from.to_usize();
         let lifted = self.since[from].or(self.changed_at[from]);
-        match (self.changed_at[to], lifted) {
-            (Some(landed), Some(lifted)) => landed > lifted && landed > self.anchor,
+        // The captured piece was seen taken off first: a square that only filled (the
+        // piece captured arriving there in a move recorded with this one's board, found
+        // by the search) shows no capture landing.
+        let emptied = self
+            .history
+            .left(c.mv.to(), self.anchor.saturating_sub(self.config.settle));
+        match (self.changed_at[to], lifted, emptied) {
+            (Some(landed), Some(lifted), Some(emptied)) => {
+                landed > lifted && landed > self.anchor && landed > emptied
+            }
             _ => false,
         }
     }

@@ -23,11 +23,16 @@ pub(crate) const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
 const MAX_NODES: usize = 50_000;
+/// Positions whose moves `seen_moves_reach` generates before it gives up (the search then
+/// runs as if it had not been asked).
+const PROOF_NODES: usize = 1_000;
 /// Pieces that may be in the hands at once in a move in progress (a capture).
 const MAX_LIFTED: usize = 2;
 
 /// Squares a move in progress can change (castling's four).
 const IN_PROGRESS_SQUARES: usize = 4;
+/// Squares a move changes at most (castling's four).
+const MOVE_SQUARES: usize = 4;
 
 /// When each square started to differ from the last recorded position (`None`: it
 /// shows that position), the evidence of the order in which moves were made.
@@ -129,6 +134,28 @@ pub(crate) fn explain(
     // The codes read on each square since the evidence's start, once searched beyond.
     let mut placed = None;
     for plies in 1..=max_plies {
+        // One move deeper than a weak explanation the search comes back with the weak
+        // one unless it finds one that explains the board whole (below: complete, and
+        // every square it changes seen to change). When no sequence of moves on squares
+        // seen to change ends on the board, that is known without the search.
+        // (Not when the weak explanation overlooks a reading: see below.)
+        if !overlooks && let Some((found, weak_plies)) = weak.take() {
+            let mut budget = PROOF_NODES;
+            if !occupancy_only
+                && !seen_moves_reach(
+                    start,
+                    &codes,
+                    target,
+                    evidence.seen,
+                    plies,
+                    skip_first,
+                    &mut budget,
+                )
+            {
+                return choose(found, weak_plies);
+            }
+            weak = Some((found, weak_plies));
+        }
         // Beyond one move deeper than the weak explanation, only sequences whose every
         // move's piece was read where it landed are searched (few: it keeps the deeper
         // search cheap).
@@ -281,18 +308,19 @@ fn prefer(found: &mut Vec<Sequence>) {
     }
 }
 
-/// The explanations of an occupancy-only `target` that start with `hypothesis` (moves
-/// from `start` that explained an earlier board) and add at most `extra` moves, the
-/// fewest that do, preferred as by `choose`: each with whether it is complete (nothing
-/// in progress). Also whether they are every such explanation (the search was not cut).
+/// The explanations of `target` that start with `hypothesis` (moves from `start` that
+/// explained an earlier board) and add at most `extra` moves, the fewest that do,
+/// preferred as by `choose`: each with whether it is complete (nothing in progress).
+/// Also whether they are every such explanation (the search was not cut).
 pub(crate) fn extend(
     start: &Chess,
     target: &Codes,
     evidence: Evidence<'_>,
+    occupancy_only: bool,
     hypothesis: &[Move],
     extra: usize,
 ) -> (Vec<(Vec<Move>, bool)>, bool) {
-    let codes = from_board(start.board(), true);
+    let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     for plies in hypothesis.len().max(1)..=hypothesis.len() + extra {
         let mut found = Vec::new();
@@ -301,7 +329,7 @@ pub(crate) fn extend(
             target,
             target_pieces: piece_counts(target),
             evidence,
-            occupancy_only: true,
+            occupancy_only,
             skip_first: None,
             hypothesis,
             found: &mut found,
@@ -811,6 +839,57 @@ impl Search<'_> {
     }
 }
 
+/// Whether a sequence of `remaining` legal moves from `pos` (showing `codes`), none
+/// starting with `skip_first` and each changing only squares in `seen`, ends on `target`
+/// exactly: a necessary condition for an explanation that is complete and was seen
+/// whole. Each position whose moves it generates spends one of `budget`; once it is
+/// spent, the answer is yes (nothing was ruled out).
+fn seen_moves_reach(
+    pos: &Chess,
+    codes: &Codes,
+    target: &Codes,
+    seen: Bitboard,
+    remaining: usize,
+    skip_first: Option<Move>,
+    budget: &mut usize,
+) -> bool {
+    // Every square still differing is changed by a move to come (at most four each).
+    let changed = diff(codes, target);
+    if (changed & !seen).any() || changed.count() > MOVE_SQUARES * remaining {
+        return false;
+    }
+    let Some(left) = budget.checked_sub(1) else {
+        return true;
+    };
+    *budget = left;
+    let turn = pos.turn();
+    pos.legal_moves().iter().any(|&mv| {
+        let squares = move_squares(mv, turn);
+        if (squares & !seen).any()
+            || Some(mv) == skip_first
+            || remaining == 1 && (changed & !squares).any()
+        {
+            return false;
+        }
+        let mut next_codes = *codes;
+        move_effect(mv, turn, false).apply(&mut next_codes);
+        if remaining == 1 {
+            return next_codes == *target;
+        }
+        let mut next = pos.clone();
+        next.play_unchecked(mv);
+        seen_moves_reach(
+            &next,
+            &next_codes,
+            target,
+            seen,
+            remaining - 1,
+            None,
+            budget,
+        )
+    })
+}
+
 /// The squares `mv` by `color` puts a piece on.
 fn landing(mv: Move, color: Color) -> Bitboard {
     match mv {
@@ -963,6 +1042,67 @@ mod tests {
                     (vec!["e2e4".into(), "e7e5".into()], false)
                 );
             }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_moves_on_seen_squares_reach_the_board_exactly() {
+        let start = Chess::default();
+        let codes = from_board(start.board(), false);
+        let target = from_board(after(&start, &["e4", "e5"]).board(), false);
+        let seen = Bitboard::from_iter([Square::E2, Square::E4, Square::E7, Square::E5]);
+        let reach = |seen: Bitboard, plies, skip: Option<&str>| {
+            let skip = skip.map(|s| s.parse::<San>().unwrap().to_move(&start).unwrap());
+            let mut budget = PROOF_NODES;
+            seen_moves_reach(&start, &codes, &target, seen, plies, skip, &mut budget)
+        };
+        assert!(reach(seen, 2, None));
+        assert!(!reach(seen, 2, Some("e4")));
+        assert!(!reach(seen, 1, None));
+        assert!(!reach(seen.without(Square::E5), 2, None));
+        // Knights going out and back reach it too, on their squares only.
+        let knights = seen | Square::G1 | Square::F3 | Square::G8 | Square::F6;
+        assert!(!reach(seen, 6, None));
+        assert!(reach(knights, 6, None));
+        assert!(!reach(knights.without(Square::G8), 6, None));
+        // Its budget spent, nothing is ruled out.
+        let mut budget = 0;
+        assert!(seen_moves_reach(
+            &start,
+            &codes,
+            &target,
+            seen,
+            3,
+            None,
+            &mut budget
+        ));
+    }
+
+    #[test]
+    fn a_piece_in_the_hand_seen_lifted_keeps_the_shorter_explanation() {
+        // e4 e5 played and White's knight in the hand, only those squares seen: no third
+        // move on seen squares ends on the board, so e4 e5 stand (as the full search).
+        let start = Chess::default();
+        let mut target = from_board(after(&start, &["e4", "e5"]).board(), false);
+        target[Square::G1.to_usize()] = EMPTY;
+        let history = History::default();
+        let seen =
+            Bitboard::from_iter([Square::E2, Square::E4, Square::E7, Square::E5, Square::G1]);
+        let evidence = Evidence {
+            since: &NO_ORDER,
+            seen,
+            history: &history,
+            start: Duration::ZERO,
+            scan: Duration::from_millis(250),
+        };
+        match explain(&start, &target, evidence, false, 4, None) {
+            Explanation::Found {
+                moves, complete, ..
+            } => assert_eq!(
+                found(&moves, complete),
+                (vec!["e2e4".into(), "e7e5".into()], false)
+            ),
             other => panic!("{other:?}"),
         }
     }
