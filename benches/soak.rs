@@ -132,8 +132,10 @@ struct Board {
     interruptions: Vec<(Cause, Duration, Duration)>,
     /// When the arbiter, called by an ambiguity or an irregular board, reaches the board.
     arbiter: Option<Duration>,
-    /// The last ambiguity whose candidates missed the moves played.
-    missed: Vec<String>,
+    /// The last ambiguity whose candidates missed the moves played, as the game (by its
+    /// number on this board) and the recorded moves it opened after: a carried ambiguity
+    /// changes its candidates at every move but not the record, so it is one episode.
+    missed: Option<(usize, usize)>,
 }
 
 /// Totals and the cases to report.
@@ -156,6 +158,8 @@ struct Tally {
     /// sequence played (left as they are: lost).
     interventions: usize,
     unresolved: usize,
+    /// The games those ambiguities were in.
+    unresolved_games: usize,
     /// Irregular boards after lost updates on which the arbiter entered the moves from
     /// the scoresheet, the plies entered, and entries the engine refused.
     entries: usize,
@@ -277,10 +281,18 @@ impl Board {
             played.starts_with(&moves)
         });
         let Some(pick) = pick else {
-            // Counted once per ambiguity, however often the arbiter is called to it.
-            if self.missed != candidates {
+            // Counted once per ambiguity, however often the arbiter is called to it and
+            // however its candidates change while it is carried.
+            let episode = (self.games_started, n);
+            if self.missed != Some(episode) {
                 tally.unresolved += 1;
-                self.missed = candidates;
+                if self
+                    .missed
+                    .is_none_or(|(game, _)| game != self.games_started)
+                {
+                    tally.unresolved_games += 1;
+                }
+                self.missed = Some(episode);
             }
             self.enter_moves(games, tally);
             return;
@@ -535,7 +547,7 @@ fn main() {
                 completed: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
-                missed: Vec::new(),
+                missed: None,
             };
             board.next_gap(Duration::ZERO);
             board.next_restart(Duration::ZERO);
@@ -648,10 +660,12 @@ fn main() {
     );
     println!(
         "arbiter interventions (an ambiguity resolved from the scoresheet, {} s after it \
-         was reported): {}; ambiguities whose candidates missed the moves played: {}",
+         was reported): {}; ambiguities whose candidates missed the moves played: {} in {} \
+         games",
         ARBITER_DELAY.as_secs(),
         tally.interventions,
-        tally.unresolved
+        tally.unresolved,
+        tally.unresolved_games
     );
     println!(
         "arbiter entries (moves entered from the scoresheet on a board irregular after lost \
