@@ -139,26 +139,27 @@ pub(crate) fn explain(
         // every square it changes seen to change). When no sequence of moves on squares
         // seen to change ends on the board, that is known without the search.
         // (Not when the weak explanation overlooks a reading: see below.)
-        if !overlooks && let Some((found, weak_plies)) = weak.take() {
-            let mut budget = PROOF_NODES;
-            if !occupancy_only
-                && !seen_moves_reach(
-                    start,
-                    &codes,
-                    target,
-                    evidence.seen,
-                    plies,
-                    skip_first,
-                    &mut budget,
-                )
-            {
-                return choose(found, weak_plies);
-            }
-            weak = Some((found, weak_plies));
+        // (The weak explanation is then chosen after the loop.)
+        let mut budget = PROOF_NODES;
+        if weak.is_some()
+            && !overlooks
+            && !occupancy_only
+            && !seen_moves_reach(
+                start,
+                &codes,
+                target,
+                evidence.seen,
+                plies,
+                skip_first,
+                &mut budget,
+            )
+        {
+            break;
         }
         // Beyond one move deeper than the weak explanation, only sequences whose every
         // move's piece was read where it landed are searched (few: it keeps the deeper
-        // search cheap).
+        // search cheap). The weak explanation never changes once found, so neither do
+        // `beyond` once true nor the readings.
         let beyond = weak
             .as_ref()
             .is_some_and(|(_, weak_plies)| plies > weak_plies + 1);
@@ -176,7 +177,7 @@ pub(crate) fn explain(
             hypothesis: &[],
             found: &mut found,
             seek_whole: weak.is_some(),
-            placed: placed.as_ref().filter(|_| beyond),
+            placed: placed.as_ref(),
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
