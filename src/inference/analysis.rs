@@ -536,12 +536,13 @@ impl Engine {
 
     /// On an occupancy-only board (on one that reads pieces: sequences that end alike, once
     /// the search from the recorded position finds nothing) the sequences of a binding
-    /// ambiguity are hypotheses carried across the moves that follow: the moves made start with one of them, so
-    /// each is extended by the fewest moves (up to the search depth) that explain the
-    /// board, and those that cannot be are dropped. (A search from the last recorded
-    /// position would miss the true sequence once it grows past its depth, and a shorter
-    /// one, a piece in the hand, would fit.) What every surviving sequence starts with is
-    /// recorded; while they differ after it, the board is ambiguous and they stay open.
+    /// ambiguity are hypotheses carried across the moves that follow: the moves made
+    /// start with one of them, so each is extended by the fewest moves (up to the search
+    /// depth) that explain the board, and those that cannot be are dropped. (A search from
+    /// the last recorded position would miss the true sequence once it grows past its
+    /// depth, and a shorter one, a piece in the hand, would fit.) What every surviving
+    /// sequence starts with is recorded; while they differ after it, the board is
+    /// ambiguous and they stay open.
     /// False when no sequence explains the board (none open, or a board part-way).
     fn carried(&mut self, rounds: usize) -> bool {
         let Some(open) = self

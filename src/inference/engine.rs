@@ -342,10 +342,10 @@ impl Engine {
 
     /// Whether the board history shows `c`'s piece landing on a captured piece's square:
     /// the square changed (last, to occupied) after the piece's square was left, after
-    /// the last recorded move was shown and after the square was seen emptied. A change read in the same scan as the
-    /// lift is not that piece landing (e.g. the last move's pawn landing on the square
-    /// while the would-be capturer's square flickers empty). Quiet moves, and any move
-    /// on a board that reads piece codes, need no such evidence.
+    /// the last recorded move was shown and after the square was seen emptied. A change
+    /// read in the same scan as the lift is not that piece landing (e.g. the last move's
+    /// pawn landing on the square while the would-be capturer's square flickers empty).
+    /// Quiet moves, and any move on a board that reads piece codes, need no such evidence.
     pub(super) fn landed(&self, c: &Candidate) -> bool {
         if !self.config.occupancy_only {
             return true;
