@@ -424,12 +424,12 @@ impl Candidates {
     /// The moves of candidates `indices` (as numbered by `partial`), each with the
     /// position it is played from (`current` for the side to move), for a pending event.
     pub fn pending(&self, indices: &[usize], current: &Chess) -> PendingMoves {
-        let mut pending = PendingMoves::new();
+        let mut pending = PendingMoves::with_capacity(indices.len());
         for c in indices.iter().filter_map(|&i| self.get(i)) {
             match (c.origin, &self.other_turn, &self.previous) {
-                (Origin::OtherTurn, Some(pos), _) => pending.push(c.mv, 1, pos),
-                (Origin::Correction, _, Some(p)) => pending.push(c.mv, 2, &p.pos),
-                _ => pending.push(c.mv, 0, current),
+                (Origin::OtherTurn, Some(pos), _) => pending.push(c.mv, c.origin, pos),
+                (Origin::Correction, _, Some(p)) => pending.push(c.mv, c.origin, &p.pos),
+                _ => pending.push(c.mv, Origin::Current, current),
             }
         }
         pending
