@@ -175,7 +175,7 @@ impl BoardCore {
         let event = self.engine.poll_event()?;
         self.state = match &event {
             Event::Pending { candidates } => GameState::Pending {
-                candidates: candidates.clone(),
+                candidates: candidates.sans().to_vec(),
             },
             Event::Irregular { restore, .. } => GameState::Irregular {
                 restore: restore.iter().map(ToString::to_string).collect(),

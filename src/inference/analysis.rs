@@ -344,13 +344,7 @@ impl Engine {
         if partial.is_empty() && !lifted {
             return false;
         }
-        let (pos, moves) = (self.record.position(), self.record.legal_moves());
-        let mut candidates: Vec<String> = partial
-            .iter()
-            .map(|&i| self.candidates.san(i, pos, moves))
-            .collect();
-        candidates.sort();
-        candidates.dedup();
+        let candidates = self.candidates.pending(&partial, self.record.position());
         self.events.push_back(Event::Pending { candidates });
         true
     }

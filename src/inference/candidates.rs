@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
 
 use super::codes::{Codes, EMPTY, UNKNOWN, diff, move_effect, move_squares, normalize, piece_code};
-use crate::game::san_plus;
+use super::pending::PendingMoves;
 
 /// Which position a candidate move is played from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -421,20 +421,18 @@ impl Candidates {
             .collect()
     }
 
-    /// The SAN of a candidate; `moves` are the legal moves of `current`.
-    pub fn san(&self, index: usize, current: &Chess, moves: &[Move]) -> String {
-        let Some(c) = self.get(index) else {
-            return String::new();
-        };
-        let san = match (c.origin, &self.other_turn, &self.previous) {
-            (Origin::OtherTurn, Some(pos), _) => san_plus(pos, c.mv, &pos.legal_moves()),
-            (Origin::Correction, _, Some(p)) => san_plus(&p.pos, c.mv, &p.moves),
-            _ => san_plus(current, c.mv, moves),
-        };
-        // Written straight into a string sized for any move (no formatter).
-        let mut text = String::with_capacity(8);
-        san.append_to_string(&mut text);
-        text
+    /// The moves of candidates `indices` (as numbered by `partial`), each with the
+    /// position it is played from (`current` for the side to move), for a pending event.
+    pub fn pending(&self, indices: &[usize], current: &Chess) -> PendingMoves {
+        let mut pending = PendingMoves::with_capacity(indices.len());
+        for c in indices.iter().filter_map(|&i| self.get(i)) {
+            match (c.origin, &self.other_turn, &self.previous) {
+                (Origin::OtherTurn, Some(pos), _) => pending.push(c.mv, c.origin, pos),
+                (Origin::Correction, _, Some(p)) => pending.push(c.mv, c.origin, &p.pos),
+                _ => pending.push(c.mv, Origin::Current, current),
+            }
+        }
+        pending
     }
 
     /// The position with the other side to move, if it is being considered.
@@ -495,7 +493,7 @@ mod tests {
         );
         let board = play(&pos, "g1f3", false);
         match c.find(&board, diff(&board, &expected), |_| true) {
-            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "Nf3"),
+            Match::One(i) => assert_eq!(c.pending(&[i], &pos).sans(), ["Nf3"]),
             other => panic!("{other:?}"),
         }
         assert_eq!(c.find(&expected, Bitboard::EMPTY, |_| true), Match::None);
@@ -535,7 +533,7 @@ mod tests {
         // The king on g1 too: castling, though the king's squares are not the rook's.
         let castled = play(&before, "e1g1", false);
         match c.find(&castled, diff(&castled, &expected), |_| true) {
-            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "O-O"),
+            Match::One(i) => assert_eq!(c.pending(&[i], &pos).sans(), ["O-O"]),
             other => panic!("{other:?}"),
         }
         assert!(built(&c));
@@ -546,7 +544,7 @@ mod tests {
         let (pos, expected, c) = build("8/4P1k1/8/8/8/8/8/4K3 w - - 0 1", true);
         let board = play(&pos, "e7e8n", true);
         match c.find(&board, diff(&board, &expected), |_| true) {
-            Match::One(i) => assert_eq!(c.san(i, &pos, &pos.legal_moves()), "e8=Q"),
+            Match::One(i) => assert_eq!(c.pending(&[i], &pos).sans(), ["e8=Q"]),
             other => panic!("{other:?}"),
         }
     }
@@ -559,11 +557,7 @@ mod tests {
         board[shakmaty::Square::E1.to_usize()] = EMPTY;
         board[shakmaty::Square::G1.to_usize()] = 5;
         let partial = c.partial(&board, diff(&board, &expected), false);
-        let sans: Vec<String> = partial
-            .iter()
-            .map(|&i| c.san(i, &pos, &pos.legal_moves()))
-            .collect();
-        assert_eq!(sans, ["O-O"]);
+        assert_eq!(c.pending(&partial, &pos).sans(), ["O-O"]);
         // A white rook appearing on a8 is part of no move.
         let mut wrong = expected;
         wrong[shakmaty::Square::A8.to_usize()] = 2;

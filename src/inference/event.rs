@@ -4,6 +4,7 @@ use std::fmt;
 
 use shakmaty::{Color, KnownOutcome, Piece, Square};
 
+use super::pending::PendingMoves;
 use crate::game::{DrawClaims, Termination};
 
 /// One step towards restoring a position: put `put` on `square`, or clear it.
@@ -59,8 +60,9 @@ pub enum Event {
     },
     /// Moves were taken back; `ply` moves remain.
     MovesRetracted { ply: usize, retracted: Vec<String> },
-    /// A move is in progress; `candidates` are the legal moves the board is part-way to.
-    Pending { candidates: Vec<String> },
+    /// A move is in progress; `candidates` are the legal moves the board is part-way to
+    /// (their SAN written when first asked for).
+    Pending { candidates: PendingMoves },
     /// The board matches no legal continuation; `restore` lists what to put where to get
     /// the last legal position back.
     Irregular {
@@ -131,7 +133,7 @@ impl fmt::Display for Event {
                 write!(f, "retracted {}; {ply} plies remain", retracted.join(" "))
             }
             Event::Pending { candidates } => {
-                write!(f, "move in progress: {}", candidates.join(" "))
+                write!(f, "move in progress: {}", candidates.sans().join(" "))
             }
             Event::Irregular { kind, restore } => {
                 let kind = match kind {

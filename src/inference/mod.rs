@@ -14,6 +14,7 @@ mod event;
 mod history;
 mod legality;
 mod operator;
+mod pending;
 mod search;
 mod signals;
 
@@ -21,6 +22,7 @@ pub use config::{EngineConfig, Mode};
 pub use engine::Engine;
 pub use event::{Event, Fix, IrregularKind, PositionProblem};
 pub use operator::{Choice, EngineError};
+pub use pending::PendingMoves;
 
 #[cfg(test)]
 mod tests;

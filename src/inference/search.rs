@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Rank, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role, Square,
+};
 
 use super::codes::{
     Codes, EMPTY, Effect, code_piece, diff, from_board, move_effect, move_squares, normalize,
@@ -602,9 +604,17 @@ impl Search<'_> {
         // on more of either can only be one of those in progress.
         let ours = pos.board().by_color(turn);
         let moves = if (changed & ours).count() > 1 || (changed & !ours).count() > 1 {
-            let mut moves = pos.en_passant_moves();
-            moves.extend(pos.castling_moves(CastlingSide::KingSide));
-            moves.extend(pos.castling_moves(CastlingSide::QueenSide));
+            // Each list is asked for only when the position can have such a move: a move
+            // list is large, and copying an empty one out was a visible share of the search.
+            let mut moves = MoveList::new();
+            if pos.maybe_ep_square().is_some() {
+                moves.extend(pos.en_passant_moves());
+            }
+            for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
+                if pos.castles().has(turn, side) {
+                    moves.extend(pos.castling_moves(side));
+                }
+            }
             moves
         } else {
             pos.legal_moves()

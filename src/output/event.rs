@@ -102,7 +102,7 @@ impl From<&Event> for Change {
                 retracted: retracted.clone(),
             },
             Event::Pending { candidates } => Change::Pending {
-                candidates: candidates.clone(),
+                candidates: candidates.sans().to_vec(),
             },
             Event::Irregular { kind, restore } => Change::Irregular {
                 restore: strings(restore),
