@@ -464,7 +464,7 @@ impl Search<'_> {
             Bitboard::EMPTY
         };
         for mv in pos.legal_moves() {
-            if path.is_empty() && Some(mv) == self.skip_first
+            if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
             {
                 continue;
@@ -617,6 +617,38 @@ impl Search<'_> {
             captures_seen: self.captures_seen(path),
             settled,
         });
+    }
+
+    /// On an occupancy-only board, whether `mv`, replacing the last move (`skip_first`),
+    /// a quiet move, by the same piece to another square, was read landing there (its
+    /// square filled) no earlier than a scan before the piece left the last move's
+    /// square: as `Engine::moved_on` has it for a single move.
+    fn moved_on(&self, mv: Move) -> bool {
+        let (
+            true,
+            Some(Move::Normal {
+                from,
+                to,
+                capture: None,
+                ..
+            }),
+            Move::Normal {
+                from: start,
+                to: square,
+                ..
+            },
+        ) = (self.occupancy_only, self.skip_first, mv)
+        else {
+            return true;
+        };
+        if start != from || square == to {
+            return true;
+        }
+        let history = self.evidence.history;
+        history.last_left(to).is_none_or(|vacated| {
+            let since = vacated.saturating_sub(self.evidence.scan);
+            history.filled(square, since).is_some()
+        })
     }
 
     /// On an occupancy-only board, whether a capture's landing was seen: its target
