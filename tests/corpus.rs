@@ -104,7 +104,7 @@ impl Variant {
             Variant::Realistic => 996,
             Variant::Styles => 997,
             Variant::Rotated => 997,
-            Variant::Occupancy => 906,
+            Variant::Occupancy => 913,
         }
     }
 

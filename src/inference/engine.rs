@@ -350,6 +350,9 @@ impl Engine {
         if !self.config.occupancy_only {
             return true;
         }
+        if c.origin == Origin::Correction && !self.moved_on(c) {
+            return false;
+        }
         let (Some(from), true) = (c.mv.from(), c.mv.is_capture()) else {
             return true;
         };
@@ -368,6 +371,40 @@ impl Engine {
             }
             _ => false,
         }
+    }
+
+    /// On an occupancy-only board, whether correction `c` of the last move, a quiet move
+    /// of the same piece elsewhere, shows that piece landing on its square no earlier
+    /// than it left the last move's square (within a scan: readings of one moment may
+    /// come a scan apart). The piece stood there, so a fill of `c`'s square before it
+    /// left (a flicker, or the reply's piece) is no landing of it, and the square
+    /// emptied later is the reply begun (the piece captured, lifted first).
+    fn moved_on(&self, c: &Candidate) -> bool {
+        let Some(Move::Normal {
+            from,
+            to,
+            capture: None,
+            ..
+        }) = self.record.moves().last().map(|m| m.mv)
+        else {
+            return true;
+        };
+        let Move::Normal {
+            from: start,
+            to: square,
+            ..
+        } = c.mv
+        else {
+            return true;
+        };
+        if start != from || square == to {
+            return true;
+        }
+        let Some(vacated) = self.history.last_left(to) else {
+            return true;
+        };
+        self.changed_at[square.to_usize()]
+            .is_some_and(|landed| landed + self.config.settle >= vacated)
     }
 
     /// Whether `board` still shows the tentative move on its squares while the other side

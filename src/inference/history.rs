@@ -105,6 +105,11 @@ impl History {
         read
     }
 
+    /// When `square` was last left (read empty), if it still is among the changes kept.
+    pub fn last_left(&self, square: Square) -> Option<Duration> {
+        self.on(square).filter(|c| !c.occupied).last().map(|c| c.at)
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)
@@ -142,6 +147,8 @@ mod tests {
         assert_eq!(h.left(Square::E4, ms(0)), None);
         assert_eq!(h.filled(Square::E2, ms(0)), Some(ms(30)));
         assert_eq!(h.filled(Square::E4, ms(21)), None);
+        assert_eq!(h.last_left(Square::E2), Some(ms(40)));
+        assert_eq!(h.last_left(Square::E4), None);
         for i in 0..KEPT {
             h.push(Change {
                 at: ms(100 + i as u64),

@@ -108,6 +108,9 @@ struct Sequence {
     /// Each piece it moves and then captures was read where it was captured (see
     /// `captures_seen`).
     captures_seen: bool,
+    /// On an occupancy-only board, its move in progress (if any) was read begun no
+    /// earlier than its last move was read landing (see `lifted_after`).
+    settled: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -135,6 +138,9 @@ pub(crate) fn explain(
     let mut overlooks = false;
     // The codes read on each square since the evidence's start, once searched beyond.
     let mut placed = None;
+    // On an occupancy-only board, explanations that each leave a move in progress begun
+    // before their last move was read landing (see `choose_between`), and their length.
+    let mut strained: Option<(Vec<Sequence>, usize)> = None;
     for plies in 1..=max_plies {
         // One move deeper than a weak explanation the search comes back with the weak
         // one unless it finds one that explains the board whole (below: complete, and
@@ -215,6 +221,22 @@ pub(crate) fn explain(
             }
             break;
         }
+        if occupancy_only {
+            match strained.take() {
+                Some((shallow, depth)) => {
+                    found.retain(|s| s.complete);
+                    return choose_between(shallow, depth, found, plies);
+                }
+                None if plies < max_plies
+                    && !found.is_empty()
+                    && found.iter().all(|s| !s.complete && !s.settled) =>
+                {
+                    strained = Some((found, plies));
+                    continue;
+                }
+                None => {}
+            }
+        }
         if found.is_empty() {
             if weak.is_some() && !overlooks {
                 break;
@@ -233,9 +255,48 @@ pub(crate) fn explain(
             break;
         }
     }
-    match weak {
-        Some((found, plies)) => choose(found, plies),
-        None => Explanation::Nothing,
+    match (weak, strained) {
+        (Some((found, plies)), _) | (None, Some((found, plies))) => choose(found, plies),
+        (None, None) => Explanation::Nothing,
+    }
+}
+
+/// On an occupancy-only board, the explanations of one move more (`deeper`, complete
+/// ones) next to those (`shallow`, of `depth` moves) whose every move in progress was
+/// read begun before their last move was read landing. That is a player lifting a
+/// piece while the opponent's is still in the air, or readings a scan apart; the board
+/// also fits a capture swapped within a scan (its square never changes) followed by the
+/// reply landing where the shorter one puts the first move. Nothing tells them apart
+/// but the moves that follow: both are reported, unless they all start alike.
+fn choose_between(
+    mut shallow: Vec<Sequence>,
+    depth: usize,
+    mut deeper: Vec<Sequence>,
+    plies: usize,
+) -> Explanation {
+    if deeper.is_empty() {
+        return choose(shallow, depth);
+    }
+    let capped = shallow.len() >= MAX_COUNTED || deeper.len() >= MAX_COUNTED;
+    prefer(&mut shallow);
+    prefer(&mut deeper);
+    let sequences: Vec<Vec<Move>> = shallow.into_iter().chain(deeper).map(|s| s.moves).collect();
+    let first = &sequences[0];
+    let shared = (0..depth)
+        .take_while(|&i| sequences.iter().all(|s| s[i] == first[i]))
+        .count();
+    if shared > 0 && !capped {
+        return Explanation::Found {
+            moves: first[..shared].to_vec(),
+            plies,
+            complete: false,
+            ordered: false,
+        };
+    }
+    Explanation::Ambiguous {
+        plies,
+        exhaustive: !capped,
+        sequences,
     }
 }
 
@@ -405,7 +466,7 @@ impl Search<'_> {
             Bitboard::EMPTY
         };
         for mv in pos.legal_moves() {
-            if path.is_empty() && Some(mv) == self.skip_first
+            if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
             {
                 continue;
@@ -414,8 +475,9 @@ impl Search<'_> {
             // after the previous move's piece left and landed.
             let lift = if self.occupancy_only {
                 let after = path.last().map_or(self.evidence.start, |s| s.lift);
+                let scan = self.evidence.scan;
                 match self.lifted(mv, after) {
-                    Some(t) if path.last().is_none_or(|s| self.landed_by(s, t)) => t,
+                    Some(t) if path.last().is_none_or(|s| self.landed_by(s, t, scan)) => t,
                     _ => continue,
                 }
             } else {
@@ -509,6 +571,7 @@ impl Search<'_> {
         if !complete && self.found.len() >= MAX_COUNTED {
             return;
         }
+        let (scan, mut settled) = (self.evidence.scan, true);
         if !complete {
             // A move in progress leaves only empty squares and pieces of its side where the
             // board still differs (see `in_progress`): other boards need no position.
@@ -524,9 +587,10 @@ impl Search<'_> {
             effect.apply(&mut after);
             let mut pos = before.clone();
             pos.play_unchecked(mv);
-            if !self.in_progress(&pos, &after) || !self.lifted_after(&after, path) {
+            if !self.in_progress(&pos, &after) || !self.lifted_after(&after, path, scan) {
                 return;
             }
+            settled = self.lifted_after(&after, path, Duration::ZERO);
         }
         let visible = if self.occupancy_only {
             let mut after = self.evidence.start;
@@ -553,13 +617,48 @@ impl Search<'_> {
             ordered,
             promotions_seen: self.promotions_seen(path),
             captures_seen: self.captures_seen(path),
+            settled,
         });
+    }
+
+    /// On an occupancy-only board, whether `mv`, replacing the last move (`skip_first`),
+    /// a quiet move, by the same piece to another square, was read landing there (its
+    /// square filled) no earlier than a scan before the piece left the last move's
+    /// square: as `Engine::moved_on` has it for a single move.
+    fn moved_on(&self, mv: Move) -> bool {
+        let (
+            true,
+            Some(Move::Normal {
+                from,
+                to,
+                capture: None,
+                ..
+            }),
+            Move::Normal {
+                from: start,
+                to: square,
+                ..
+            },
+        ) = (self.occupancy_only, self.skip_first, mv)
+        else {
+            return true;
+        };
+        if start != from || square == to {
+            return true;
+        }
+        let history = self.evidence.history;
+        history.last_left(to).is_none_or(|vacated| {
+            let since = vacated.saturating_sub(self.evidence.scan);
+            history.filled(square, since).is_some()
+        })
     }
 
     /// On an occupancy-only board, whether a capture's landing was seen: its target
     /// square, occupied before and after, read empty after the previous move's lift
-    /// (`after`) and occupied again from a scan before the piece's lift on (the captured
-    /// piece removed, then the capturing piece placed). A capture whose pieces were
+    /// (`after`) and occupied again from the reading of the piece's lift on (the captured
+    /// piece removed, then the capturing piece placed: not before it was lifted, as
+    /// `Engine::landed` has it). A square read empty for a scan and filled again before
+    /// the lift is a misread (flicker), no landing. A capture whose pieces were
     /// swapped within a scan shows nothing there, and neither does a capture of another
     /// piece by the same mover: the last move landing on that square, or one filling it
     /// that this capture would then take, is no evidence for either. The move's other
@@ -575,10 +674,9 @@ impl Search<'_> {
             return true;
         };
         let history = self.evidence.history;
-        let landed = step.lift.saturating_sub(self.evidence.scan);
         history
             .left(to, after)
-            .and_then(|emptied| history.filled(to, emptied.max(landed)))
+            .and_then(|emptied| history.filled(to, emptied.max(step.lift)))
             .is_some()
     }
 
@@ -654,8 +752,8 @@ impl Search<'_> {
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
     /// (squares read empty that the sequence leaves occupied: its piece, a piece it
     /// captures) were seen leaving their squares after the sequence's last move began
-    /// and landed: the next move starts after the last one.
-    fn lifted_after(&self, codes: &Codes, path: &[Step]) -> bool {
+    /// and landed (read at most `slack` later): the next move starts after the last one.
+    fn lifted_after(&self, codes: &Codes, path: &[Step], slack: Duration) -> bool {
         let Some(last) = path.last().filter(|_| self.occupancy_only) else {
             return true;
         };
@@ -665,21 +763,22 @@ impl Search<'_> {
             .all(|sq| {
                 history
                     .left(sq, last.lift)
-                    .is_some_and(|t| self.landed_by(last, t))
+                    .is_some_and(|t| self.landed_by(last, t, slack))
             })
     }
 
     /// On an occupancy-only board, whether `step`'s piece was seen landing (each empty
-    /// square it fills read occupied) no later than a scan after `next_lift`, when the
+    /// square it fills read occupied) no later than `slack` after `next_lift`, when the
     /// next piece left its square: a player replies to a finished move. (A reading
-    /// within a scan may come in the scan before or after the one of an earlier change.)
-    fn landed_by(&self, step: &Step, next_lift: Duration) -> bool {
+    /// within a scan may come in the scan before or after the one of an earlier change:
+    /// the search allows a scan.)
+    fn landed_by(&self, step: &Step, next_lift: Duration, slack: Duration) -> bool {
         let history = self.evidence.history;
         let scan = self.evidence.scan;
         step.fills.into_iter().all(|sq| {
             history
                 .filled(sq, step.lift.saturating_sub(scan))
-                .is_some_and(|at| at <= next_lift + scan)
+                .is_some_and(|at| at <= next_lift + slack)
         })
     }
 
