@@ -345,6 +345,7 @@ impl Engine {
             seen: self.seen(),
             history: &self.history,
             start: self.anchor.saturating_sub(self.config.settle),
+            readings: self.readings_from(),
             scan: self.config.settle,
         }
     }
@@ -366,9 +367,17 @@ impl Engine {
 
     /// The board is part-way through a legal move (or a correction of the last one).
     pub(super) fn pending(&mut self) -> bool {
-        let partial =
+        let mut partial =
             self.candidates
                 .partial(&self.observed, self.diff, self.config.occupancy_only);
+        let is_correction = |i: usize| {
+            self.candidates
+                .get(i)
+                .is_some_and(|c| c.origin == Origin::Correction)
+        };
+        if partial.iter().any(|&i| is_correction(i)) && self.replied() {
+            partial.retain(|&i| !is_correction(i));
+        }
         // A piece in the hand (j'adoube, even of a piece that has no legal move) is a
         // normal transient, not a change of position.
         let lifted = self
@@ -382,11 +391,7 @@ impl Engine {
         // whole is those moves (the reply made and a piece moved back: Rab1 Qa3 Ra1 is
         // also the queen's move from b3 to a3 in place of the last move, the rook it made
         // not yet put back).
-        let corrections = partial.iter().all(|&i| {
-            self.candidates
-                .get(i)
-                .is_some_and(|c| c.origin == Origin::Correction)
-        });
+        let corrections = partial.iter().all(|&i| is_correction(i));
         if !partial.is_empty() && !lifted && corrections && self.reached_whole() {
             return false;
         }

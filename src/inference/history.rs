@@ -121,6 +121,15 @@ impl History {
         read
     }
 
+    /// When `square` was last filled (read occupied).
+    pub fn last_filled(&self, square: Square) -> Option<Duration> {
+        let changes = self.changes.iter().rev();
+        changes
+            .filter(|c| c.square == square && c.occupied)
+            .map(|c| c.at)
+            .next()
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)

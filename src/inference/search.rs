@@ -50,6 +50,10 @@ pub(crate) struct Evidence<'a> {
     /// previous move's piece did) can have moved.
     pub history: &'a History,
     pub start: Duration,
+    /// From when a piece read standing is evidence of the moves searched: once the
+    /// recorded position stood complete on the board (its last move's piece landed), not
+    /// the readings of the moves before it.
+    pub readings: Duration,
     /// How far apart two readings of one moment can be (a scan): a change read in one
     /// scan may have happened before one read in the scan before it.
     pub scan: Duration,
@@ -226,19 +230,29 @@ pub(crate) fn explain(
             // A whole explanation that leaves a piece the board read for longer than a
             // wrong code lasts off every position it passes through (a move made and
             // left again before the board rested: the rook read on e1 for two scans,
-            // then on g1) gives way to a deeper one that shows it where it stood.
-            let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
-            let deeper = Deeper {
-                start,
-                codes: &codes,
-                target,
-                evidence,
-                skip_first,
-                depths: (plies + 1)..=max_plies,
-                complete: true,
-            };
-            if let Some(deeper) = deeper.search(&whole, &mut nodes) {
-                return deeper;
+            // then on g1) gives way to one that shows it where it stood: one as long,
+            // or else a deeper one.
+            let stood = evidence
+                .history
+                .stood_replaced(evidence.readings, evidence.scan);
+            let shown = |s: &Sequence| shows(start, &codes, &s.moves, stood.iter().copied());
+            if found.iter().any(|s| whole(s) && shown(s)) {
+                found.retain(|s| !whole(s) || shown(s));
+            } else {
+                let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
+                let deeper = Deeper {
+                    start,
+                    codes: &codes,
+                    target,
+                    evidence,
+                    skip_first,
+                    depths: (plies + 1)..=max_plies,
+                    complete: true,
+                    stood: &stood,
+                };
+                if let Some(deeper) = deeper.search(&whole, &mut nodes) {
+                    return deeper;
+                }
             }
             return choose(found, plies);
         }
@@ -254,15 +268,21 @@ pub(crate) fn explain(
     match weak {
         Some((found, plies)) => {
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
-            // a piece where it stood beats it.
+            // a piece where it stood beats it; as does one as long, when the search
+            // stopped collecting them (a piece away and back fits in many ways).
+            let capped = found.len() >= MAX_COUNTED;
+            let stood = evidence
+                .history
+                .stood_replaced(evidence.readings, evidence.scan);
             let deeper = Deeper {
                 start,
                 codes: &codes,
                 target,
                 evidence,
                 skip_first,
-                depths: (plies + 1)..=max_plies,
+                depths: (plies + usize::from(!capped))..=max_plies,
                 complete: false,
+                stood: &stood,
             };
             let shorter: Vec<&Sequence> = found.iter().collect();
             if !occupancy_only && let Some(deeper) = deeper.search(&shorter, &mut nodes) {
@@ -311,6 +331,8 @@ struct Deeper<'a> {
     depths: std::ops::RangeInclusive<usize>,
     /// The shorter explanation was complete: so must the deeper one be.
     complete: bool,
+    /// The pieces read standing and replaced since (`History::stood_replaced`).
+    stood: &'a [(Square, u8)],
 }
 
 impl Deeper<'_> {
@@ -322,13 +344,12 @@ impl Deeper<'_> {
     /// tell them from the rest).
     fn search(self, shorter: &[&Sequence], nodes: &mut usize) -> Option<Explanation> {
         let (start, codes) = (self.start, self.codes);
-        let history = self.evidence.history;
-        let stood = history.stood_replaced(self.evidence.start, self.evidence.scan);
+        let stood = self.stood;
         let shown = |s: &Sequence| shows(start, codes, &s.moves, stood.iter().copied());
         if stood.is_empty() || shorter.iter().any(|s| shown(s)) {
             return None;
         }
-        let placed = history.codes_read(self.evidence.start);
+        let placed = self.evidence.history.codes_read(self.evidence.start);
         for plies in self.depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(plies);
@@ -1001,7 +1022,7 @@ fn seen_moves_reach(
 }
 
 /// The squares `mv` by `color` puts a piece on.
-fn landing(mv: Move, color: Color) -> Bitboard {
+pub(crate) fn landing(mv: Move, color: Color) -> Bitboard {
     match mv {
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(king < rook);
@@ -1079,6 +1100,7 @@ mod tests {
             seen: Bitboard::FULL,
             history: &history,
             start: Duration::ZERO,
+            readings: Duration::ZERO,
             scan: Duration::from_millis(250),
         };
         explain(start, target, evidence, false, 4, None)
@@ -1204,6 +1226,7 @@ mod tests {
             seen,
             history: &history,
             start: Duration::ZERO,
+            readings: Duration::ZERO,
             scan: Duration::from_millis(250),
         };
         match explain(&start, &target, evidence, false, 4, None) {
