@@ -102,8 +102,8 @@ impl Variant {
     fn floor_permille(self) -> usize {
         match self {
             Variant::Realistic => 996,
-            Variant::Styles => 997,
-            Variant::Rotated => 997,
+            Variant::Styles => 998,
+            Variant::Rotated => 999,
             Variant::Occupancy => 913,
         }
     }

@@ -6,8 +6,8 @@
 
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
-use super::candidates::{Candidates, Match};
-use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, occupied, shows};
+use super::candidates::{Candidates, Match, Origin};
+use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, move_squares, occupied, shows};
 use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
@@ -226,7 +226,7 @@ impl Engine {
         if self.lost_updates && self.repeated_unseen(ply) {
             return true;
         }
-        if self.repeated_by_moves() {
+        if self.reached_by_moves() {
             return false;
         }
         match self.config.mode {
@@ -236,11 +236,12 @@ impl Engine {
         true
     }
 
-    /// Whether the earlier position on the board was reached again by moves (a piece
-    /// going back and forth, a repetition): a complete sequence of legal moves explains
-    /// the board and its pieces were lifted in the order it plays them. A takeback
-    /// undoes the last move first, so its lifts come in the other order.
-    fn repeated_by_moves(&self) -> bool {
+    /// Whether the board was reached by moves from the recorded position: a complete
+    /// sequence of legal moves explains it and its pieces were lifted in the order it
+    /// plays them. (An earlier position reached again so, a piece going back and forth,
+    /// is a repetition, not a takeback: a takeback undoes the last move first, so its
+    /// lifts come in the other order.)
+    fn reached_by_moves(&self) -> bool {
         if self.turn_open {
             return false;
         }
@@ -260,6 +261,39 @@ impl Engine {
                 ..
             }
         )
+    }
+
+    /// Whether moves from the recorded position explain the board whole: the only
+    /// complete sequence that does, in the order of the lifts, every square it changes
+    /// seen to change.
+    fn reached_whole(&self) -> bool {
+        if self.turn_open {
+            return false;
+        }
+        let found = explain(
+            self.record.position(),
+            &self.observed,
+            self.evidence(),
+            self.config.occupancy_only,
+            self.config.max_search_plies,
+            None,
+        );
+        let Explanation::Found {
+            moves,
+            complete: true,
+            ordered: true,
+            ..
+        } = found
+        else {
+            return false;
+        };
+        let seen = self.seen();
+        let mut pos = self.record.position().clone();
+        moves.iter().all(|&mv| {
+            let squares = move_squares(mv, pos.turn());
+            pos.play_unchecked(mv);
+            (squares & !seen).is_empty()
+        })
     }
 
     /// After lost updates nothing shows whether the earlier position at `ply` came back
@@ -311,6 +345,7 @@ impl Engine {
             seen: self.seen(),
             history: &self.history,
             start: self.anchor.saturating_sub(self.config.settle),
+            readings: self.readings_from(),
             scan: self.config.settle,
         }
     }
@@ -332,9 +367,17 @@ impl Engine {
 
     /// The board is part-way through a legal move (or a correction of the last one).
     pub(super) fn pending(&mut self) -> bool {
-        let partial =
+        let mut partial =
             self.candidates
                 .partial(&self.observed, self.diff, self.config.occupancy_only);
+        let is_correction = |i: usize| {
+            self.candidates
+                .get(i)
+                .is_some_and(|c| c.origin == Origin::Correction)
+        };
+        if partial.iter().any(|&i| is_correction(i)) && self.replied() {
+            partial.retain(|&i| !is_correction(i));
+        }
         // A piece in the hand (j'adoube, even of a piece that has no legal move) is a
         // normal transient, not a change of position.
         let lifted = self
@@ -342,6 +385,14 @@ impl Engine {
             .single_square()
             .is_some_and(|sq| self.observed[sq.to_usize()] == EMPTY);
         if partial.is_empty() && !lifted {
+            return false;
+        }
+        // A board only part-way to replacing the last move that moves made since explain
+        // whole is those moves (the reply made and a piece moved back: Rab1 Qa3 Ra1 is
+        // also the queen's move from b3 to a3 in place of the last move, the rook it made
+        // not yet put back).
+        let corrections = partial.iter().all(|&i| is_correction(i));
+        if !partial.is_empty() && !lifted && corrections && self.reached_whole() {
             return false;
         }
         let candidates = self.candidates.pending(&partial, self.record.position());

@@ -24,11 +24,11 @@ use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, uci:
 
 use super::analysis::Unexplained;
 use super::candidates::{Candidate, Candidates, Match, Origin};
-use super::codes::{Codes, EMPTY, diff, from_board, from_hardware};
+use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware};
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
-use super::search::Since;
+use super::search::{Since, landing};
 use crate::game::{GameRecord, Status, Termination};
 
 /// A move recognised on the board but not recorded yet.
@@ -336,8 +336,47 @@ impl Engine {
     /// leaves the same board as its piece still in the hand, or as another capture by
     /// the same piece: it is only the move made when its target square was seen to be
     /// occupied again after the piece was lifted (the capturing piece landing).
+    /// A correction is not taken once the reply was read (see `replied`).
     pub(super) fn find_move(&self, candidates: &Candidates) -> Match {
-        candidates.find(&self.observed, self.diff, |c| self.landed(c))
+        candidates.find(&self.observed, self.diff, |c| {
+            self.landed(c) && (c.origin != Origin::Correction || !self.replied())
+        })
+    }
+
+    /// From when the pieces read standing tell of the moves after the recorded position:
+    /// the start of the evidence, or later, when the last recorded move's piece was last
+    /// placed (a move the search recorded leaves the anchor where it was, and the readings
+    /// before that landing are the previous moves', e.g. a piece touched and put back).
+    pub(super) fn readings_from(&self) -> Duration {
+        let start = self.anchor.saturating_sub(self.config.settle);
+        let Some(last) = self.record.moves().last() else {
+            return start;
+        };
+        let mover = !self.record.position().turn();
+        let landed = landing(last.mv, mover)
+            .into_iter()
+            .filter_map(|sq| self.history.last_filled(sq))
+            .max();
+        landed.map_or(start, |t| t.max(start))
+    }
+
+    /// Whether the board read a piece of the side to move standing (longer than a wrong
+    /// code lasts) where the recorded position has none of it, and replaced since, after
+    /// the last move was shown: the reply was made (and maybe taken on or back), so the
+    /// last move is no longer being corrected (a correction replaces a move before the
+    /// opponent answers it). Occupancy-only boards cannot tell whose piece it was.
+    pub(super) fn replied(&self) -> bool {
+        if self.config.occupancy_only {
+            return false;
+        }
+        let pos = self.record.position();
+        let stood = self
+            .history
+            .stood_replaced(self.readings_from(), self.config.settle);
+        stood.into_iter().any(|(sq, code)| {
+            code_piece(code)
+                .is_some_and(|p| p.color == pos.turn() && pos.board().piece_at(sq) != Some(p))
+        })
     }
 
     /// Whether the board history shows `c`'s piece landing on a captured piece's square:

@@ -96,6 +96,22 @@ impl History {
             })
     }
 
+    /// The pieces read at or after `from` and replaced since, each kept for at least
+    /// `least` first (longer than a wrong code or a slide's step is read), oldest first.
+    pub fn stood_replaced(&self, from: Duration, least: Duration) -> Vec<(Square, u8)> {
+        let mut next: [Option<Duration>; 64] = [None; 64];
+        let mut stood = Vec::new();
+        for c in self.changes.iter().rev().take_while(|c| c.at >= from) {
+            let i = c.square.to_usize();
+            if c.occupied && next[i].is_some_and(|t| t >= c.at + least) {
+                stood.push((c.square, c.code));
+            }
+            next[i] = Some(c.at);
+        }
+        stood.reverse();
+        stood
+    }
+
     /// The codes read on each square at or after `from`, a bit per code.
     pub fn codes_read(&self, from: Duration) -> [u16; 64] {
         let mut read = [0u16; 64];
@@ -108,6 +124,11 @@ impl History {
     /// When `square` was last left (read empty), if it still is among the changes kept.
     pub fn last_left(&self, square: Square) -> Option<Duration> {
         self.on(square).filter(|c| !c.occupied).last().map(|c| c.at)
+    }
+
+    /// When `square` was last filled (read occupied), if it still is among the changes kept.
+    pub fn last_filled(&self, square: Square) -> Option<Duration> {
+        self.on(square).filter(|c| c.occupied).last().map(|c| c.at)
     }
 
     /// When `square` was first filled (read occupied) at or after `from`.

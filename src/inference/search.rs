@@ -52,6 +52,10 @@ pub(crate) struct Evidence<'a> {
     /// previous move's piece did) can have moved.
     pub history: &'a History,
     pub start: Duration,
+    /// From when a piece read standing is evidence of the moves searched: once the
+    /// recorded position stood complete on the board (its last move's piece landed), not
+    /// the readings of the moves before it.
+    pub readings: Duration,
     /// How far apart two readings of one moment can be (a scan): a change read in one
     /// scan may have happened before one read in the scan before it.
     pub scan: Duration,
@@ -243,7 +247,37 @@ pub(crate) fn explain(
             }
             continue;
         }
-        if occupancy_only || found.iter().any(whole) {
+        if occupancy_only {
+            return choose(found, plies);
+        }
+        if found.iter().any(whole) {
+            // A whole explanation that leaves a piece the board read for longer than a
+            // wrong code lasts off every position it passes through (a move made and
+            // left again before the board rested: the rook read on e1 for two scans,
+            // then on g1) gives way to one that shows it where it stood: one as long,
+            // or else a deeper one.
+            let stood = evidence
+                .history
+                .stood_replaced(evidence.readings, evidence.scan);
+            let shown = |s: &Sequence| shows(start, &codes, &s.moves, stood.iter().copied());
+            if found.iter().any(|s| whole(s) && shown(s)) {
+                found.retain(|s| !whole(s) || shown(s));
+            } else {
+                let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
+                let deeper = Deeper {
+                    start,
+                    codes: &codes,
+                    target,
+                    evidence,
+                    skip_first,
+                    depths: (plies + 1)..=max_plies,
+                    complete: true,
+                    stood: &stood,
+                };
+                if let Some(deeper) = deeper.search(&whole, &mut nodes) {
+                    return deeper;
+                }
+            }
             return choose(found, plies);
         }
         if weak.is_none() {
@@ -256,7 +290,31 @@ pub(crate) fn explain(
         }
     }
     match (weak, strained) {
-        (Some((found, plies)), _) | (None, Some((found, plies))) => choose(found, plies),
+        (Some((found, plies)), _) => {
+            // The same holds of a weak explanation: a deeper one, as weak, that shows such
+            // a piece where it stood beats it; as does one as long, when the search
+            // stopped collecting them (a piece away and back fits in many ways).
+            let capped = found.len() >= MAX_COUNTED;
+            let stood = evidence
+                .history
+                .stood_replaced(evidence.readings, evidence.scan);
+            let deeper = Deeper {
+                start,
+                codes: &codes,
+                target,
+                evidence,
+                skip_first,
+                depths: (plies + usize::from(!capped))..=max_plies,
+                complete: false,
+                stood: &stood,
+            };
+            let shorter: Vec<&Sequence> = found.iter().collect();
+            if !occupancy_only && let Some(deeper) = deeper.search(&shorter, &mut nodes) {
+                return deeper;
+            }
+            choose(found, plies)
+        }
+        (None, Some((found, plies))) => choose(found, plies),
         (None, None) => Explanation::Nothing,
     }
 }
@@ -303,6 +361,18 @@ fn choose_between(
 /// Whether each piece the board read since the evidence's start and replaced since
 /// stood on its square in the position `moves` start from or in one they lead to.
 fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &Evidence) -> bool {
+    let replaced = evidence.history.replaced_pieces(evidence.start);
+    shows(start, codes, moves, replaced)
+}
+
+/// Whether each of `pieces` (square, code) stands on its square in the position `moves`
+/// start from (`codes`) or in one they lead to.
+fn shows(
+    start: &Chess,
+    codes: &Codes,
+    moves: &[Move],
+    mut pieces: impl Iterator<Item = (Square, u8)>,
+) -> bool {
     let mut positions = vec![*codes];
     let mut pos = start.clone();
     for &mv in moves {
@@ -311,10 +381,71 @@ fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &E
         positions.push(next);
         pos.play_unchecked(mv);
     }
-    evidence
-        .history
-        .replaced_pieces(evidence.start)
-        .all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
+    pieces.all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
+}
+
+/// A search deeper than a shorter explanation, for one that shows each piece the board
+/// read for longer than a wrong code lasts, and replaced since, where it stood.
+struct Deeper<'a> {
+    start: &'a Chess,
+    codes: &'a Codes,
+    target: &'a Codes,
+    evidence: Evidence<'a>,
+    skip_first: Option<Move>,
+    depths: std::ops::RangeInclusive<usize>,
+    /// The shorter explanation was complete: so must the deeper one be.
+    complete: bool,
+    /// The pieces read standing and replaced since (`History::stood_replaced`).
+    stood: &'a [(Square, u8)],
+}
+
+impl Deeper<'_> {
+    /// When none of the `shorter` explanations shows every such piece: the explanations
+    /// of the fewest moves in `depths` that do, are seen whole (every square seen to
+    /// change, in the order of the lifts, promoted pieces read) and as complete as the
+    /// shorter one, among moves whose piece was read on its destination (few, so the
+    /// search stays cheap). `None` when there is none, or the search was cut (it cannot
+    /// tell them from the rest).
+    fn search(self, shorter: &[&Sequence], nodes: &mut usize) -> Option<Explanation> {
+        let (start, codes) = (self.start, self.codes);
+        let stood = self.stood;
+        let shown = |s: &Sequence| shows(start, codes, &s.moves, stood.iter().copied());
+        if stood.is_empty() || shorter.iter().any(|s| shown(s)) {
+            return None;
+        }
+        let placed = self.evidence.history.codes_read(self.evidence.start);
+        for plies in self.depths {
+            let mut found = Vec::new();
+            let mut path = Vec::with_capacity(plies);
+            let mut search = Search {
+                target: self.target,
+                target_pieces: piece_counts(self.target),
+                evidence: self.evidence,
+                occupancy_only: false,
+                skip_first: self.skip_first,
+                hypothesis: &[],
+                found: &mut found,
+                seek_whole: false,
+                placed: Some(&placed),
+                nodes,
+            };
+            search.dfs(start, codes, plies, &mut path);
+            if *nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
+                return None;
+            }
+            found.retain(|s| {
+                (s.complete || !self.complete)
+                    && s.visible
+                    && s.ordered
+                    && s.promotions_seen
+                    && shown(s)
+            });
+            if !found.is_empty() {
+                return Some(choose(found, plies));
+            }
+        }
+        None
+    }
 }
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
@@ -1001,7 +1132,7 @@ fn seen_moves_reach(
 }
 
 /// The squares `mv` by `color` puts a piece on.
-fn landing(mv: Move, color: Color) -> Bitboard {
+pub(crate) fn landing(mv: Move, color: Color) -> Bitboard {
     match mv {
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(king < rook);
@@ -1079,6 +1210,7 @@ mod tests {
             seen: Bitboard::FULL,
             history: &history,
             start: Duration::ZERO,
+            readings: Duration::ZERO,
             scan: Duration::from_millis(250),
         };
         explain(start, target, evidence, false, 4, None)
@@ -1204,6 +1336,7 @@ mod tests {
             seen,
             history: &history,
             start: Duration::ZERO,
+            readings: Duration::ZERO,
             scan: Duration::from_millis(250),
         };
         match explain(&start, &target, evidence, false, 4, None) {
