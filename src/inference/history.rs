@@ -81,18 +81,23 @@ impl History {
     }
 
     /// The pieces read at or after `from` and replaced since by another reading of
-    /// their square (the board's current readings left out), newest first.
-    pub fn replaced_pieces(&self, from: Duration) -> impl Iterator<Item = (Square, u8)> + '_ {
-        let mut later = 0u64;
+    /// their square (the board's current readings left out), newest first: those read
+    /// for at least `least` before the next reading (zero: all of them).
+    pub fn replaced_pieces(
+        &self,
+        from: Duration,
+        least: Duration,
+    ) -> impl Iterator<Item = (Square, u8)> + '_ {
+        // When each square's reading after the one looked at came.
+        let mut later: [Option<Duration>; 64] = [None; 64];
         self.changes
             .iter()
             .rev()
             .take_while(move |c| c.at >= from)
             .filter_map(move |c| {
-                let bit = 1u64 << c.square.to_usize();
-                let replaced = later & bit != 0;
-                later |= bit;
-                (replaced && c.occupied).then_some((c.square, c.code))
+                let next = later[c.square.to_usize()].replace(c.at);
+                let kept = next.is_some_and(|t| t >= c.at + least);
+                (kept && c.occupied).then_some((c.square, c.code))
             })
     }
 

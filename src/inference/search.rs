@@ -133,6 +133,9 @@ pub(crate) fn explain(
     let mut overlooks = false;
     // The codes read on each square since the evidence's start, once searched beyond.
     let mut placed = None;
+    // The weak explanation is whole but overlooks readings: only a deeper whole one that
+    // explains them replaces it.
+    let mut strict = false;
     for plies in 1..=max_plies {
         // One move deeper than a weak explanation the search comes back with the weak
         // one unless it finds one that explains the board whole (below: complete, and
@@ -203,7 +206,8 @@ pub(crate) fn explain(
             // Cut short one move deeper than a weak explanation: a whole one found there
             // beats it, but others the search did not reach may explain the board as
             // well, so they are reported, not recorded.
-            if weak.is_some() && !occupancy_only && found.iter().any(whole) {
+            // (Not past a whole explanation that overlooks readings: it stands.)
+            if weak.is_some() && !strict && !occupancy_only && found.iter().any(whole) {
                 found.retain(whole);
                 return Explanation::Ambiguous {
                     plies,
@@ -219,13 +223,40 @@ pub(crate) fn explain(
             }
             continue;
         }
-        if occupancy_only || found.iter().any(whole) {
+        if occupancy_only {
             return choose(found, plies);
+        }
+        if found.iter().any(whole) {
+            // A whole explanation found first whose positions never held a piece the
+            // board read on a square for longer than a wrong code lasts (a scan), and
+            // replaced since, leaves moves out: a piece went there and on (a king to
+            // e4 and on to d3 is also one king move to d3, a round trip is no move at
+            // all). The search goes on deeper for a whole one that explains those
+            // readings; without one, the first stands.
+            let explains = |s: &Sequence| {
+                readings_explained(start, &codes, &s.moves, &evidence, evidence.scan)
+            };
+            match weak {
+                None if !found.iter().any(|s| whole(s) && explains(s)) => {
+                    weak = Some((found, plies));
+                    overlooks = true;
+                    strict = true;
+                    continue;
+                }
+                Some(_) if strict => {
+                    if found.iter().any(|s| whole(s) && explains(s)) {
+                        found.retain(|s| whole(s) && explains(s));
+                        return choose(found, plies);
+                    }
+                    continue;
+                }
+                _ => return choose(found, plies),
+            }
         }
         if weak.is_none() {
             overlooks = found
                 .iter()
-                .all(|s| !readings_explained(start, &codes, &s.moves, &evidence));
+                .all(|s| !readings_explained(start, &codes, &s.moves, &evidence, Duration::ZERO));
             weak = Some((found, plies));
         } else if !overlooks {
             break;
@@ -237,9 +268,16 @@ pub(crate) fn explain(
     }
 }
 
-/// Whether each piece the board read since the evidence's start and replaced since
-/// stood on its square in the position `moves` start from or in one they lead to.
-fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &Evidence) -> bool {
+/// Whether each piece the board read since the evidence's start (for at least `least`)
+/// and replaced since stood on its square in the position `moves` start from or in one
+/// they lead to.
+fn readings_explained(
+    start: &Chess,
+    codes: &Codes,
+    moves: &[Move],
+    evidence: &Evidence,
+    least: Duration,
+) -> bool {
     let mut positions = vec![*codes];
     let mut pos = start.clone();
     for &mv in moves {
@@ -250,7 +288,7 @@ fn readings_explained(start: &Chess, codes: &Codes, moves: &[Move], evidence: &E
     }
     evidence
         .history
-        .replaced_pieces(evidence.start)
+        .replaced_pieces(evidence.start, least)
         .all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
 }
 
