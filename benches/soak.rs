@@ -11,10 +11,12 @@
 //! engine's candidate that the scoresheet shows); its interventions are counted apart.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
-//! [--no-restarts] [--max-downtime MS] [--search-plies N]` (defaults 8, 8, 1, 10000, the
-//! engine's default; `--no-gaps` keeps the link up and `--no-restarts` the daemon
-//! running, without a journal, to tell their shares apart; `--max-downtime 0` restarts
-//! at once, so no move falls in a downtime; `--search-plies` is `run --search-plies`).
+//! [--no-restarts] [--max-downtime MS] [--search-plies N] [--trace GAME-SEED]` (defaults
+//! 8, 8, 1, 10000, the engine's default; `--no-gaps` keeps the link up and
+//! `--no-restarts` the daemon running, without a journal, to tell their shares apart;
+//! `--max-downtime 0` restarts at once, so no move falls in a downtime; `--search-plies`
+//! is `run --search-plies`; `--trace` prints what the core of the game with that seed
+//! (as the cases list it, hex with `0x`) was shown and said, as scenario-file lines).
 //!
 //! Memory: the process's resident set, and the bytes the program has allocated and not
 //! freed (a counting allocator), which tells a leak from the allocator keeping pages.
@@ -136,6 +138,55 @@ struct Board {
     /// number on this board) and the recorded moves it opened after: a carried ambiguity
     /// changes its candidates at every move but not the record, so it is one episode.
     missed: Option<(usize, usize)>,
+    /// The seed of the game to trace (`--trace`), and where its trace stands.
+    trace: Option<u64>,
+    traced: Trace,
+}
+
+/// What the trace of a game printed last: when, the board, and whether the next board
+/// is a fresh dump (after the game's start, a link gap or a restart).
+#[derive(Default)]
+struct Trace {
+    at: Duration,
+    board: String,
+    dump_next: bool,
+}
+
+impl Trace {
+    /// One line of the trace at `now`, as a scenario file writes it (`+<delay> ...`).
+    fn line(&mut self, now: Duration, text: &str) {
+        let delay = now.saturating_sub(self.at).as_millis();
+        self.at = self.at.max(now);
+        println!("+{delay}ms {text}");
+    }
+
+    /// A comment line at `now`, without moving the trace's time.
+    fn note(now: Duration, text: &str) {
+        println!("# {:.3} s: {text}", now.as_secs_f64());
+    }
+
+    /// The board the core was shown: as the squares that changed, or whole after lost
+    /// updates.
+    fn observed(&mut self, now: Duration, board: String) {
+        let squares = board.chars().zip(self.board.chars()).enumerate();
+        let changes: Vec<String> = squares
+            .filter(|(_, (new, old))| new != old)
+            .map(|(i, (new, _))| {
+                let square = format!("{}{}", (b'a' + (i % 8) as u8) as char, 8 - i / 8);
+                match new {
+                    '.' => format!("lift {square}"),
+                    piece => format!("place {square} {piece}"),
+                }
+            })
+            .collect();
+        if self.dump_next || self.board.len() != board.len() {
+            self.line(now, &format!("dump {board}"));
+        } else if !changes.is_empty() {
+            self.line(now, &changes.join("; "));
+        }
+        self.dump_next = false;
+        self.board = board;
+    }
 }
 
 /// Totals and the cases to report.
@@ -252,6 +303,10 @@ impl Board {
                     .position(|(a, b)| a != b)
             ));
         }
+        if self.tracing() {
+            Trace::note(now, &format!("restart, down for {downtime:?}"));
+            self.traced.dump_next = true;
+        }
         self.restarts += 1;
         self.interruptions
             .push((Cause::Restart, now, now + downtime));
@@ -297,6 +352,12 @@ impl Board {
             self.enter_moves(games, tally);
             return;
         };
+        if self.tracing() {
+            Trace::note(
+                self.run.now(),
+                &format!("arbiter picks {pick} of {candidates:?}"),
+            );
+        }
         let choice = Choice::Moves(pick.split_whitespace().map(str::to_string).collect());
         match self.run.command(BoardCommand::Resolve(choice)) {
             Ok(()) => tally.interventions += 1,
@@ -330,6 +391,12 @@ impl Board {
             return;
         }
         let moves = source[n..finished].to_vec();
+        if self.tracing() {
+            Trace::note(
+                self.run.now(),
+                &format!("arbiter enters {}", moves.join(" ")),
+            );
+        }
         match self
             .run
             .command(BoardCommand::Resolve(Choice::Moves(moves.clone())))
@@ -359,6 +426,26 @@ impl Board {
         self.games_started += 1;
         let sim = Simulation::new(sim_config(self.seed), games[index].script.clone());
         self.run.replace_sim(sim);
+        if self.tracing() {
+            self.traced = Trace {
+                at: self.started_at,
+                dump_next: true,
+                ..Trace::default()
+            };
+            println!(
+                "# trace: board {} seed {:#x} {} from {:.3} s: {}",
+                self.number,
+                self.seed,
+                games[index].name,
+                self.started_at.as_secs_f64(),
+                games[index].sans.join(" ")
+            );
+        }
+    }
+
+    /// Whether the game being played is the one to trace.
+    fn tracing(&self) -> bool {
+        self.trace == Some(self.seed)
     }
 
     /// Counts a link gap still open at the game's end among the game's interruptions:
@@ -501,6 +588,15 @@ fn main() {
     let mut engine = EngineConfig::default();
     engine.max_search_plies =
         option(&args, "--search-plies", engine.max_search_plies as u64) as usize;
+    // A game's seed as the cases print it (hex with `0x`), or in decimal.
+    let trace = args
+        .iter()
+        .position(|a| a == "--trace")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => v.parse().ok(),
+        });
     let journal_dir = std::env::temp_dir().join(format!("boardcast-soak-{}", std::process::id()));
     if restarts_on {
         let _ = std::fs::remove_dir_all(&journal_dir);
@@ -548,6 +644,8 @@ fn main() {
                 interruptions: Vec::new(),
                 arbiter: None,
                 missed: None,
+                trace,
+                traced: Trace::default(),
             };
             board.next_gap(Duration::ZERO);
             board.next_restart(Duration::ZERO);
@@ -572,6 +670,11 @@ fn main() {
                     gaps_on && board.run.now() >= board.gap.0 && board.run.now() < board.gap.1;
                 board.run.set_link(!link_down);
                 if gaps_on && board.run.now() >= board.gap.1 {
+                    if board.tracing() {
+                        let (start, end) = (board.gap.0.as_secs_f64(), board.gap.1.as_secs_f64());
+                        Trace::note(board.gap.1, &format!("link gap {start:.3}-{end:.3} s"));
+                        board.traced.dump_next = true;
+                    }
                     board.gaps += 1;
                     board
                         .interruptions
@@ -597,8 +700,20 @@ fn main() {
                     .max(board.run.now());
                 let completed = &mut board.completed;
                 let arbiter = &mut board.arbiter;
+                let tracing = board.trace == Some(board.seed);
+                let traced = &mut board.traced;
                 let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
+                    if tracing {
+                        match &seen {
+                            Seen::Observed(raw) => traced.observed(now, raw.to_text()),
+                            Seen::Event(event) => Trace::note(now, &format!("{event:?}")),
+                            Seen::Report(r) => {
+                                Trace::note(now, &format!("played {} {}", r.ply, r.san))
+                            }
+                            Seen::Ticked => {}
+                        }
+                    }
                     match seen {
                         Seen::Report(report) => completed.push(report.completed_at),
                         Seen::Event(Event::Ambiguous { .. } | Event::Irregular { .. }) => {
