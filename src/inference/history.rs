@@ -123,12 +123,20 @@ impl History {
 
     /// When `square` was last left (read empty), if it still is among the changes kept.
     pub fn last_left(&self, square: Square) -> Option<Duration> {
-        self.on(square).filter(|c| !c.occupied).last().map(|c| c.at)
+        self.changes
+            .iter()
+            .rev()
+            .find(|c| c.square == square && !c.occupied)
+            .map(|c| c.at)
     }
 
     /// When `square` was last filled (read occupied), if it still is among the changes kept.
     pub fn last_filled(&self, square: Square) -> Option<Duration> {
-        self.on(square).filter(|c| c.occupied).last().map(|c| c.at)
+        self.changes
+            .iter()
+            .rev()
+            .find(|c| c.square == square && c.occupied)
+            .map(|c| c.at)
     }
 
     /// When `square` was first filled (read occupied) at or after `from`.
