@@ -20,7 +20,8 @@
 //! * `expect san: e4 e5` (the whole record), `expect event: <name> [text]` (the next
 //!   such event, whose text form contains the text), `expect no event: <name>` (none
 //!   since the last matched event), `expect result: 1-0`, `expect fen: <FEN>`,
-//!   `expect pgn: <text>` (contained in the PGN), `expect rotated: true|false`.
+//!   `expect pgn: <text>` (contained in the PGN), `expect replaced pgn: <text>` (contained
+//!   in the PGN of the game the last new game replaced), `expect rotated: true|false`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -65,6 +66,8 @@ struct Runner {
     now: Duration,
     events: Vec<Event>,
     cursor: usize,
+    /// The PGN of each game a new game replaced, oldest first.
+    replaced: Vec<String>,
 }
 
 impl Default for Runner {
@@ -78,6 +81,7 @@ impl Default for Runner {
             now: Duration::ZERO,
             events: Vec::new(),
             cursor: 0,
+            replaced: Vec::new(),
         }
     }
 }
@@ -231,6 +235,11 @@ impl Runner {
 
     fn drain(&mut self) {
         while let Some(event) = self.engine.poll_event() {
+            if let Event::NewGame { .. } = event
+                && let Some(game) = self.engine.take_replaced_game()
+            {
+                self.replaced.push(write_pgn(&game));
+            }
             self.events.push(event);
         }
     }
@@ -290,6 +299,12 @@ impl Runner {
                 let pgn = write_pgn(game);
                 if !pgn.contains(value) {
                     return Err(format!("PGN lacks {value:?}:\n{pgn}"));
+                }
+            }
+            "replaced pgn" => {
+                let pgn = self.replaced.last().ok_or("no game was replaced")?;
+                if !pgn.contains(value) {
+                    return Err(format!("the replaced game's PGN lacks {value:?}:\n{pgn}"));
                 }
             }
             "rotated" => {

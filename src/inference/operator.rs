@@ -276,7 +276,17 @@ impl Engine {
         if self.replaced.len() == MAX_REPLACED_KEPT {
             self.replaced.pop_front();
         }
-        self.replaced.push_back(self.record.clone());
+        let mut finished = self.record.clone();
+        // Replaced by a game first read after lost updates, with no result: its last
+        // moves may have been made while nothing was read. Its record says so rather
+        // than ending silently short (an arbiter completes it from the scoresheet).
+        let ply = finished.ply_count();
+        if self.lost_updates && ply > 0 && !finished.is_over() {
+            let note = "updates lost: the board was not read when this game ended or was \
+                        replaced; moves after this one may be missing";
+            let _ = finished.add_comment(ply, note);
+        }
+        self.replaced.push_back(finished);
         self.replace_record(record, setup);
         self.events.push_back(Event::NewGame { setup });
         self.rebuild();
