@@ -242,49 +242,14 @@ impl Engine {
     /// is a repetition, not a takeback: a takeback undoes the last move first, so its
     /// lifts come in the other order.)
     fn reached_by_moves(&self) -> bool {
-        if self.turn_open {
-            return false;
-        }
-        let found = explain(
-            self.record.position(),
-            &self.observed,
-            self.evidence(),
-            self.config.occupancy_only,
-            self.config.max_search_plies,
-            None,
-        );
-        matches!(
-            found,
-            Explanation::Found {
-                complete: true,
-                ordered: true,
-                ..
-            }
-        )
+        self.moves_reaching().is_some()
     }
 
     /// Whether moves from the recorded position explain the board whole: the only
     /// complete sequence that does, in the order of the lifts, every square it changes
     /// seen to change.
     fn reached_whole(&self) -> bool {
-        if self.turn_open {
-            return false;
-        }
-        let found = explain(
-            self.record.position(),
-            &self.observed,
-            self.evidence(),
-            self.config.occupancy_only,
-            self.config.max_search_plies,
-            None,
-        );
-        let Explanation::Found {
-            moves,
-            complete: true,
-            ordered: true,
-            ..
-        } = found
-        else {
+        let Some(moves) = self.moves_reaching() else {
             return false;
         };
         let seen = self.seen();
@@ -294,6 +259,31 @@ impl Engine {
             pos.play_unchecked(mv);
             (squares & !seen).is_empty()
         })
+    }
+
+    /// The one complete sequence of legal moves from the recorded position that explains
+    /// the board, its pieces lifted in the order it plays them, if there is one.
+    fn moves_reaching(&self) -> Option<Vec<Move>> {
+        if self.turn_open {
+            return None;
+        }
+        let found = explain(
+            self.record.position(),
+            &self.observed,
+            self.evidence(),
+            self.config.occupancy_only,
+            self.config.max_search_plies,
+            None,
+        );
+        match found {
+            Explanation::Found {
+                moves,
+                complete: true,
+                ordered: true,
+                ..
+            } => Some(moves),
+            _ => None,
+        }
     }
 
     /// After lost updates nothing shows whether the earlier position at `ply` came back
