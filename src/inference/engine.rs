@@ -28,7 +28,7 @@ use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware};
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
-use super::search::{Since, landing};
+use super::search::{Since, landing, moved_elsewhere};
 use crate::game::{GameRecord, Status, Termination};
 
 /// A move recognised on the board but not recorded yet.
@@ -419,26 +419,10 @@ impl Engine {
     /// left (a flicker, or the reply's piece) is no landing of it, and the square
     /// emptied later is the reply begun (the piece captured, lifted first).
     fn moved_on(&self, c: &Candidate) -> bool {
-        let Some(Move::Normal {
-            from,
-            to,
-            capture: None,
-            ..
-        }) = self.record.moves().last().map(|m| m.mv)
-        else {
+        let last = self.record.moves().last().map(|m| m.mv);
+        let Some((to, square)) = last.and_then(|last| moved_elsewhere(last, c.mv)) else {
             return true;
         };
-        let Move::Normal {
-            from: start,
-            to: square,
-            ..
-        } = c.mv
-        else {
-            return true;
-        };
-        if start != from || square == to {
-            return true;
-        }
         let Some(vacated) = self.history.last_left(to) else {
             return true;
         };

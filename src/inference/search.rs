@@ -256,25 +256,13 @@ pub(crate) fn explain(
             // left again before the board rested: the rook read on e1 for two scans,
             // then on g1) gives way to one that shows it where it stood: one as long,
             // or else a deeper one.
-            let stood = evidence
-                .history
-                .stood_replaced(evidence.readings, evidence.scan);
-            let shown = |s: &Sequence| shows(start, &codes, &s.moves, stood.iter().copied());
-            if found.iter().any(|s| whole(s) && shown(s)) {
-                found.retain(|s| !whole(s) || shown(s));
+            let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
+            if found.iter().any(|s| whole(s) && deeper.shown(s)) {
+                found.retain(|s| !whole(s) || deeper.shown(s));
             } else {
                 let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
-                let deeper = Deeper {
-                    start,
-                    codes: &codes,
-                    target,
-                    evidence,
-                    skip_first,
-                    depths: (plies + 1)..=max_plies,
-                    complete: true,
-                    stood: &stood,
-                };
-                if let Some(deeper) = deeper.search(&whole, &mut nodes) {
+                let depths = (plies + 1)..=max_plies;
+                if let Some(deeper) = deeper.search(&whole, depths, true, &mut nodes) {
                     return deeper;
                 }
             }
@@ -294,23 +282,14 @@ pub(crate) fn explain(
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
             // a piece where it stood beats it; as does one as long, when the search
             // stopped collecting them (a piece away and back fits in many ways).
-            let capped = found.len() >= MAX_COUNTED;
-            let stood = evidence
-                .history
-                .stood_replaced(evidence.readings, evidence.scan);
-            let deeper = Deeper {
-                start,
-                codes: &codes,
-                target,
-                evidence,
-                skip_first,
-                depths: (plies + usize::from(!capped))..=max_plies,
-                complete: false,
-                stood: &stood,
-            };
-            let shorter: Vec<&Sequence> = found.iter().collect();
-            if !occupancy_only && let Some(deeper) = deeper.search(&shorter, &mut nodes) {
-                return deeper;
+            if !occupancy_only {
+                let capped = found.len() >= MAX_COUNTED;
+                let depths = (plies + usize::from(!capped))..=max_plies;
+                let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
+                let shorter: Vec<&Sequence> = found.iter().collect();
+                if let Some(deeper) = deeper.search(&shorter, depths, false, &mut nodes) {
+                    return deeper;
+                }
             }
             choose(found, plies)
         }
@@ -392,29 +371,55 @@ struct Deeper<'a> {
     target: &'a Codes,
     evidence: Evidence<'a>,
     skip_first: Option<Move>,
-    depths: std::ops::RangeInclusive<usize>,
-    /// The shorter explanation was complete: so must the deeper one be.
-    complete: bool,
     /// The pieces read standing and replaced since (`History::stood_replaced`).
-    stood: &'a [(Square, u8)],
+    stood: Vec<(Square, u8)>,
 }
 
-impl Deeper<'_> {
+impl<'a> Deeper<'a> {
+    fn new(
+        start: &'a Chess,
+        codes: &'a Codes,
+        target: &'a Codes,
+        evidence: Evidence<'a>,
+        skip_first: Option<Move>,
+    ) -> Self {
+        let stood = evidence
+            .history
+            .stood_replaced(evidence.readings, evidence.scan);
+        Deeper {
+            start,
+            codes,
+            target,
+            evidence,
+            skip_first,
+            stood,
+        }
+    }
+
+    /// Whether `s` shows each piece read standing where it stood.
+    fn shown(&self, s: &Sequence) -> bool {
+        shows(self.start, self.codes, &s.moves, self.stood.iter().copied())
+    }
+
     /// When none of the `shorter` explanations shows every such piece: the explanations
     /// of the fewest moves in `depths` that do, are seen whole (every square seen to
-    /// change, in the order of the lifts, promoted pieces read) and as complete as the
-    /// shorter one, among moves whose piece was read on its destination (few, so the
-    /// search stays cheap). `None` when there is none, or the search was cut (it cannot
-    /// tell them from the rest).
-    fn search(self, shorter: &[&Sequence], nodes: &mut usize) -> Option<Explanation> {
+    /// change, in the order of the lifts, promoted pieces read) and complete if
+    /// `complete` (the shorter one was), among moves whose piece was read on its
+    /// destination (few, so the search stays cheap). `None` when there is none, or the
+    /// search was cut (it cannot tell them from the rest).
+    fn search(
+        &self,
+        shorter: &[&Sequence],
+        depths: std::ops::RangeInclusive<usize>,
+        complete: bool,
+        nodes: &mut usize,
+    ) -> Option<Explanation> {
         let (start, codes) = (self.start, self.codes);
-        let stood = self.stood;
-        let shown = |s: &Sequence| shows(start, codes, &s.moves, stood.iter().copied());
-        if stood.is_empty() || shorter.iter().any(|s| shown(s)) {
+        if self.stood.is_empty() || shorter.iter().any(|s| self.shown(s)) {
             return None;
         }
         let placed = self.evidence.history.codes_read(self.evidence.start);
-        for plies in self.depths {
+        for plies in depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(plies);
             let mut search = Search {
@@ -434,11 +439,11 @@ impl Deeper<'_> {
                 return None;
             }
             found.retain(|s| {
-                (s.complete || !self.complete)
+                (s.complete || !complete)
                     && s.visible
                     && s.ordered
                     && s.promotions_seen
-                    && shown(s)
+                    && self.shown(s)
             });
             if !found.is_empty() {
                 return Some(choose(found, plies));
@@ -757,26 +762,12 @@ impl Search<'_> {
     /// square filled) no earlier than a scan before the piece left the last move's
     /// square: as `Engine::moved_on` has it for a single move.
     fn moved_on(&self, mv: Move) -> bool {
-        let (
-            true,
-            Some(Move::Normal {
-                from,
-                to,
-                capture: None,
-                ..
-            }),
-            Move::Normal {
-                from: start,
-                to: square,
-                ..
-            },
-        ) = (self.occupancy_only, self.skip_first, mv)
-        else {
+        let (true, Some(last)) = (self.occupancy_only, self.skip_first) else {
             return true;
         };
-        if start != from || square == to {
+        let Some((to, square)) = moved_elsewhere(last, mv) else {
             return true;
-        }
+        };
         let history = self.evidence.history;
         history.last_left(to).is_none_or(|vacated| {
             let since = vacated.saturating_sub(self.evidence.scan);
@@ -1129,6 +1120,29 @@ fn seen_moves_reach(
             budget,
         )
     })
+}
+
+/// When `mv`, replacing `last` (a quiet move), moves the same piece to another square:
+/// the square `last` put it on and the one `mv` puts it on.
+pub(crate) fn moved_elsewhere(last: Move, mv: Move) -> Option<(Square, Square)> {
+    let Move::Normal {
+        from,
+        to,
+        capture: None,
+        ..
+    } = last
+    else {
+        return None;
+    };
+    let Move::Normal {
+        from: start,
+        to: square,
+        ..
+    } = mv
+    else {
+        return None;
+    };
+    (start == from && square != to).then_some((to, square))
 }
 
 /// The squares `mv` by `color` puts a piece on.
