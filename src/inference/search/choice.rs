@@ -1,0 +1,100 @@
+//! Choosing among the explanations a search found: what they all agree on is recorded,
+//! the rest is reported as ambiguous.
+
+use shakmaty::Move;
+
+use super::{Explanation, MAX_COUNTED, Sequence};
+
+/// On an occupancy-only board, the explanations of one move more (`deeper`, complete
+/// ones) next to those (`shallow`, of `depth` moves) whose every move in progress was
+/// read begun before their last move was read landing. That is a player lifting a
+/// piece while the opponent's is still in the air, or readings a scan apart; the board
+/// also fits a capture swapped within a scan (its square never changes) followed by the
+/// reply landing where the shorter one puts the first move. Nothing tells them apart
+/// but the moves that follow: both are reported, unless they all start alike.
+pub(super) fn choose_between(
+    mut shallow: Vec<Sequence>,
+    depth: usize,
+    mut deeper: Vec<Sequence>,
+    plies: usize,
+) -> Explanation {
+    if deeper.is_empty() {
+        return choose(shallow, depth);
+    }
+    let capped = shallow.len() >= MAX_COUNTED || deeper.len() >= MAX_COUNTED;
+    prefer(&mut shallow);
+    prefer(&mut deeper);
+    let sequences: Vec<Vec<Move>> = shallow.into_iter().chain(deeper).map(|s| s.moves).collect();
+    let first = &sequences[0];
+    let shared = (0..depth)
+        .take_while(|&i| sequences.iter().all(|s| s[i] == first[i]))
+        .count();
+    if shared > 0 && !capped {
+        return Explanation::Found {
+            moves: first[..shared].to_vec(),
+            plies,
+            complete: false,
+            ordered: false,
+        };
+    }
+    Explanation::Ambiguous {
+        plies,
+        exhaustive: !capped,
+        sequences,
+    }
+}
+
+/// Picks among the shortest explanations: finished boards before boards in progress,
+/// then those whose squares were all seen to change, then those agreeing with the order
+/// of the lifts, then those whose promoted pieces were seen; records what the rest share.
+/// A finished board counts as such only if each piece it moves and then captures was
+/// seen where it was captured: a piece lifted for the next move also leaves a board
+/// that a move to a square and a capture there would finish.
+pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
+    // Past the cap, sequences the search did not collect may start otherwise: what the
+    // collected ones share is not known to be shared.
+    let capped = found.len() >= MAX_COUNTED;
+    prefer(&mut found);
+    let Some(first) = found.first() else {
+        return Explanation::Nothing;
+    };
+    if found.len() == 1 {
+        return Explanation::Found {
+            moves: first.moves.clone(),
+            plies,
+            complete: first.complete,
+            ordered: first.ordered,
+        };
+    }
+    let shared = (0..plies)
+        .take_while(|&i| found.iter().all(|s| s.moves[i] == first.moves[i]))
+        .count();
+    if shared == 0 || capped {
+        return Explanation::Ambiguous {
+            plies,
+            exhaustive: !capped && found.len() < MAX_COUNTED,
+            sequences: found.into_iter().map(|s| s.moves).collect(),
+        };
+    }
+    Explanation::Found {
+        moves: first.moves[..shared].to_vec(),
+        plies,
+        complete: false,
+        ordered: first.ordered,
+    }
+}
+
+/// Keeps the preferred explanations (see `choose`).
+pub(super) fn prefer(found: &mut Vec<Sequence>) {
+    let preferences: [fn(&Sequence) -> bool; 4] = [
+        |s| s.complete && s.captures_seen,
+        |s| s.visible,
+        |s| s.ordered,
+        |s| s.promotions_seen,
+    ];
+    for prefer in preferences {
+        if found.iter().any(prefer) {
+            found.retain(prefer);
+        }
+    }
+}

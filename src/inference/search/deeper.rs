@@ -1,0 +1,131 @@
+//! Searching deeper than a shorter explanation that leaves a piece the board read
+//! standing off every position it passes through.
+
+use shakmaty::{Chess, Move, Position, Square};
+
+use super::bounds::piece_counts;
+use super::choice::choose;
+use super::dfs::Search;
+use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, Sequence};
+use crate::inference::codes::{Codes, move_effect};
+
+/// Whether each piece the board read since the evidence's start and replaced since
+/// stood on its square in the position `moves` start from or in one they lead to.
+pub(super) fn readings_explained(
+    start: &Chess,
+    codes: &Codes,
+    moves: &[Move],
+    evidence: &Evidence,
+) -> bool {
+    let replaced = evidence.history.replaced_pieces(evidence.start);
+    shows(start, codes, moves, replaced)
+}
+
+/// Whether each of `pieces` (square, code) stands on its square in the position `moves`
+/// start from (`codes`) or in one they lead to.
+fn shows(
+    start: &Chess,
+    codes: &Codes,
+    moves: &[Move],
+    mut pieces: impl Iterator<Item = (Square, u8)>,
+) -> bool {
+    let mut positions = vec![*codes];
+    let mut pos = start.clone();
+    for &mv in moves {
+        let mut next = *positions.last().expect("the start");
+        move_effect(mv, pos.turn(), false).apply(&mut next);
+        positions.push(next);
+        pos.play_unchecked(mv);
+    }
+    pieces.all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
+}
+
+/// A search deeper than a shorter explanation, for one that shows each piece the board
+/// read for longer than a wrong code lasts, and replaced since, where it stood.
+pub(super) struct Deeper<'a> {
+    start: &'a Chess,
+    codes: &'a Codes,
+    target: &'a Codes,
+    evidence: Evidence<'a>,
+    skip_first: Option<Move>,
+    /// The pieces read standing and replaced since (`History::stood_replaced`).
+    stood: Vec<(Square, u8)>,
+}
+
+impl<'a> Deeper<'a> {
+    pub(super) fn new(
+        start: &'a Chess,
+        codes: &'a Codes,
+        target: &'a Codes,
+        evidence: Evidence<'a>,
+        skip_first: Option<Move>,
+    ) -> Self {
+        let stood = evidence
+            .history
+            .stood_replaced(evidence.readings, evidence.scan);
+        Deeper {
+            start,
+            codes,
+            target,
+            evidence,
+            skip_first,
+            stood,
+        }
+    }
+
+    /// Whether `s` shows each piece read standing where it stood.
+    pub(super) fn shown(&self, s: &Sequence) -> bool {
+        shows(self.start, self.codes, &s.moves, self.stood.iter().copied())
+    }
+
+    /// When none of the `shorter` explanations shows every such piece: the explanations
+    /// of the fewest moves in `depths` that do, are seen whole (every square seen to
+    /// change, in the order of the lifts, promoted pieces read) and complete if
+    /// `complete` (the shorter one was), among moves whose piece was read on its
+    /// destination (few, so the search stays cheap). `None` when there is none, or the
+    /// search was cut (it cannot tell them from the rest).
+    pub(super) fn search(
+        &self,
+        shorter: &[&Sequence],
+        depths: std::ops::RangeInclusive<usize>,
+        complete: bool,
+        nodes: &mut usize,
+    ) -> Option<Explanation> {
+        let (start, codes) = (self.start, self.codes);
+        if self.stood.is_empty() || shorter.iter().any(|s| self.shown(s)) {
+            return None;
+        }
+        let placed = self.evidence.history.codes_read(self.evidence.start);
+        for plies in depths {
+            let mut found = Vec::new();
+            let mut path = Vec::with_capacity(plies);
+            let mut search = Search {
+                target: self.target,
+                target_pieces: piece_counts(self.target),
+                evidence: self.evidence,
+                occupancy_only: false,
+                skip_first: self.skip_first,
+                hypothesis: &[],
+                found: &mut found,
+                seek_whole: false,
+                placed: Some(&placed),
+                nodes,
+            };
+            search.dfs(start, codes, plies, &mut path);
+            if *nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
+                return None;
+            }
+            found.retain(|s| {
+                (s.complete || !complete)
+                    && s.visible
+                    && s.ordered
+                    && s.promotions_seen
+                    && self.shown(s)
+            });
+            if !found.is_empty() {
+                return Some(choose(found, plies));
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,223 @@
+//! The depth-first search over legal move sequences, and what each sequence that
+//! reaches the board records about the evidence for it.
+
+use std::time::Duration;
+
+use shakmaty::{Bitboard, Chess, Move, Position};
+
+use super::moves::landing;
+use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
+use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
+
+pub(super) struct Search<'a> {
+    pub(super) target: &'a Codes,
+    /// `piece_counts` of the target.
+    pub(super) target_pieces: [[usize; 6]; 2],
+    pub(super) evidence: Evidence<'a>,
+    pub(super) occupancy_only: bool,
+    pub(super) skip_first: Option<Move>,
+    /// The moves every sequence starts with.
+    pub(super) hypothesis: &'a [Move],
+    pub(super) found: &'a mut Vec<Sequence>,
+    /// Past `MAX_COUNTED` explanations, go on for one that explains the board whole
+    /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
+    /// is weak, and the many a piece in the hand fits must not hide the one that is not.
+    pub(super) seek_whole: bool,
+    /// When set, the codes read on each square (a bit per code): only moves whose piece
+    /// was read on its destination are tried (castling aside).
+    pub(super) placed: Option<&'a [u16; 64]>,
+    pub(super) nodes: &'a mut usize,
+}
+
+impl Search<'_> {
+    /// Counts a position visited; false once the search is full (enough explanations
+    /// collected, or the node budget spent).
+    fn visit(&mut self) -> bool {
+        *self.nodes += 1;
+        (self.found.len() < MAX_COUNTED || self.seek_whole) && *self.nodes < MAX_NODES
+    }
+
+    /// `remaining` is at least 1: the last move's positions are visited by `leaf`.
+    pub(super) fn dfs(
+        &mut self,
+        pos: &Chess,
+        codes: &Codes,
+        remaining: usize,
+        path: &mut Vec<Step>,
+    ) {
+        if !self.visit() {
+            return;
+        }
+        let changed = diff(codes, self.target);
+        if !self.within_reach(pos, changed, remaining)
+            || !self.reachable(pos, codes, changed, remaining)
+        {
+            return;
+        }
+        // Squares still differing whose target shows a piece of the side to move: the
+        // last move must put it there, as no move in progress after it can (see `leaf`).
+        let stray: Bitboard = if remaining == 1 {
+            let turn = !pos.turn();
+            changed
+                .into_iter()
+                .filter(|&sq| !self.mover_code(self.target[sq.to_usize()], turn))
+                .collect()
+        } else {
+            Bitboard::EMPTY
+        };
+        for mv in pos.legal_moves() {
+            if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
+                || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
+            {
+                continue;
+            }
+            // On an occupancy-only board only a piece seen leaving its square can move,
+            // after the previous move's piece left and landed.
+            let lift = if self.occupancy_only {
+                let after = path.last().map_or(self.evidence.start, |s| s.lift);
+                let scan = self.evidence.scan;
+                match self.lifted(mv, after) {
+                    Some(t) if path.last().is_none_or(|s| self.landed_by(s, t, scan)) => t,
+                    _ => continue,
+                }
+            } else {
+                Duration::ZERO
+            };
+            let role = mv.promotion().unwrap_or(mv.role());
+            let code = piece_code(role.of(pos.turn()));
+            if let Some(read) = self.placed
+                && !matches!(mv, Move::Castle { .. })
+                && read[mv.to().to_usize()] & (1 << code) == 0
+            {
+                *self.nodes += 1;
+                continue;
+            }
+            if (stray & !landing(mv, pos.turn())).any() {
+                // Its leaf is visited (and counted) but cannot explain the board.
+                *self.nodes += 1;
+                continue;
+            }
+            // Nor can a leaf still differing, off the move's squares, on more than a move
+            // in progress changes (see `leaf`): counted, without building its effect.
+            if remaining == 1
+                && (changed & !move_squares(mv, pos.turn())).count() > IN_PROGRESS_SQUARES
+            {
+                *self.nodes += 1;
+                continue;
+            }
+            let effect = move_effect(mv, pos.turn(), self.occupancy_only);
+            let squares = effect.squares();
+            // The empty squares the move fills (only asked on an occupancy-only board).
+            let fills = if self.occupancy_only {
+                squares
+                    .into_iter()
+                    .filter(|&sq| {
+                        codes[sq.to_usize()] == EMPTY
+                            && effect.code_on(sq).is_some_and(|c| c != EMPTY)
+                    })
+                    .collect()
+            } else {
+                Bitboard::EMPTY
+            };
+            path.push(Step {
+                mv,
+                squares,
+                fills,
+                lift,
+                code,
+            });
+            if remaining == 1 {
+                // Off the move's squares the board still differs where it did.
+                let moved: Bitboard = squares
+                    .into_iter()
+                    .filter(|&sq| effect.code_on(sq) != Some(self.target[sq.to_usize()]))
+                    .collect();
+                self.leaf(pos, mv, codes, &effect, (changed & !squares) | moved, path);
+            } else {
+                let mut next_codes = *codes;
+                effect.apply(&mut next_codes);
+                // A board out of reach from here is out of reach after the move (which
+                // never adds a right to castle): the node is counted, as `dfs` would,
+                // without playing the move.
+                if self.within_reach(pos, diff(&next_codes, self.target), remaining - 1) {
+                    let mut next = pos.clone();
+                    next.play_unchecked(mv);
+                    self.dfs(&next, &next_codes, remaining - 1, path);
+                } else {
+                    *self.nodes += 1;
+                }
+            }
+            path.pop();
+        }
+    }
+
+    /// The end of a full-length sequence: `mv` (its `effect`), played from `before`
+    /// (`codes`), leaves a board differing from the target on `changed`. Most such
+    /// boards are far from the target, so the board and position after the move are
+    /// only built when a move in progress may explain the rest.
+    fn leaf(
+        &mut self,
+        before: &Chess,
+        mv: Move,
+        codes: &Codes,
+        effect: &Effect,
+        changed: Bitboard,
+        path: &[Step],
+    ) {
+        if !self.visit() {
+            return;
+        }
+        let complete = changed.is_empty();
+        if !complete && self.found.len() >= MAX_COUNTED {
+            return;
+        }
+        let (scan, mut settled) = (self.evidence.scan, true);
+        if !complete {
+            // A move in progress leaves only empty squares and pieces of its side where the
+            // board still differs (see `in_progress`): other boards need no position.
+            let turn = !before.turn();
+            if changed.count() > IN_PROGRESS_SQUARES
+                || !changed
+                    .into_iter()
+                    .all(|sq| self.mover_code(self.target[sq.to_usize()], turn))
+            {
+                return;
+            }
+            let mut after = *codes;
+            effect.apply(&mut after);
+            let mut pos = before.clone();
+            pos.play_unchecked(mv);
+            if !self.in_progress(&pos, &after) || !self.lifted_after(&after, path, scan) {
+                return;
+            }
+            settled = self.lifted_after(&after, path, Duration::ZERO);
+        }
+        let visible = if self.occupancy_only {
+            let mut after = self.evidence.start;
+            path.iter().all(|s| {
+                let landed = self.capture_landed(s, after);
+                after = s.lift;
+                landed
+            })
+        } else {
+            let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
+            (squares & !self.evidence.seen).is_empty()
+        };
+        let ordered = self.ordered(path);
+        if self.found.len() >= MAX_COUNTED {
+            if !(visible && ordered) {
+                return;
+            }
+            self.seek_whole = false;
+        }
+        self.found.push(Sequence {
+            moves: path.iter().map(|s| s.mv).collect(),
+            complete,
+            visible,
+            ordered,
+            promotions_seen: self.promotions_seen(path),
+            captures_seen: self.captures_seen(path),
+            settled,
+        });
+    }
+}

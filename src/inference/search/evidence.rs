@@ -1,0 +1,256 @@
+//! The evidence rules a sequence is judged by: on an occupancy-only board, when each
+//! piece was seen to leave and land; on any board, the order of the lifts and the pieces
+//! read standing.
+
+use std::time::Duration;
+
+use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role};
+
+use super::dfs::Search;
+use super::moves::{capture_square, moved_elsewhere};
+use super::{IN_PROGRESS_SQUARES, Step};
+use crate::inference::codes::{
+    Codes, EMPTY, diff, move_effect, move_squares, normalize, occupied, piece_code,
+};
+
+impl Search<'_> {
+    /// On an occupancy-only board, whether `mv`, replacing the last move (`skip_first`),
+    /// a quiet move, by the same piece to another square, was read landing there (its
+    /// square filled) no earlier than a scan before the piece left the last move's
+    /// square: as `Engine::moved_on` has it for a single move.
+    pub(super) fn moved_on(&self, mv: Move) -> bool {
+        let (true, Some(last)) = (self.occupancy_only, self.skip_first) else {
+            return true;
+        };
+        let Some((to, square)) = moved_elsewhere(last, mv) else {
+            return true;
+        };
+        let history = self.evidence.history;
+        history.last_left(to).is_none_or(|vacated| {
+            let since = vacated.saturating_sub(self.evidence.scan);
+            history.filled(square, since).is_some()
+        })
+    }
+
+    /// On an occupancy-only board, whether a capture's landing was seen: its target
+    /// square, occupied before and after, read empty after the previous move's lift
+    /// (`after`) and occupied again from the reading of the piece's lift on (the captured
+    /// piece removed, then the capturing piece placed: not before it was lifted, as
+    /// `Engine::landed` has it). A square read empty for a scan and filled again before
+    /// the lift is a misread (flicker), no landing. A capture whose pieces were
+    /// swapped within a scan shows nothing there, and neither does a capture of another
+    /// piece by the same mover: the last move landing on that square, or one filling it
+    /// that this capture would then take, is no evidence for either. The move's other
+    /// squares need no such check: the search only moves pieces seen leaving, and the
+    /// squares they fill show in the board or were seen filled.
+    pub(super) fn capture_landed(&self, step: &Step, after: Duration) -> bool {
+        let Move::Normal {
+            capture: Some(_),
+            to,
+            ..
+        } = step.mv
+        else {
+            return true;
+        };
+        let history = self.evidence.history;
+        history
+            .left(to, after)
+            .and_then(|emptied| history.filled(to, emptied.max(step.lift)))
+            .is_some()
+    }
+
+    /// Whether the target is `codes` with a move of the side to move in progress: one of
+    /// its pieces in the hand, or part of a legal move (each square the move changes
+    /// shows its final content, an empty square or, on the promotion square, the pawn),
+    /// but not all of it.
+    pub(super) fn in_progress(&self, pos: &Chess, codes: &Codes) -> bool {
+        let changed = diff(codes, self.target);
+        if changed.count() > IN_PROGRESS_SQUARES {
+            return false;
+        }
+        if let Some(sq) = changed.single_square()
+            && self.target[sq.to_usize()] == EMPTY
+            && pos.board().color_at(sq) == Some(pos.turn())
+        {
+            return true;
+        }
+        let turn = pos.turn();
+        let pawn = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
+        // A move other than en passant or castling changes one square holding a piece of
+        // its side (where it leaves) and one other (where it lands): a board differing
+        // on more of either can only be one of those in progress.
+        let ours = pos.board().by_color(turn);
+        let moves = if (changed & ours).count() > 1 || (changed & !ours).count() > 1 {
+            // Each list is asked for only when the position can have such a move: a move
+            // list is large, and copying an empty one out was a visible share of the search.
+            let mut moves = MoveList::new();
+            if pos.maybe_ep_square().is_some() {
+                moves.extend(pos.en_passant_moves());
+            }
+            for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
+                if pos.castles().has(turn, side) {
+                    moves.extend(pos.castling_moves(side));
+                }
+            }
+            moves
+        } else {
+            pos.legal_moves()
+        };
+        moves.iter().any(|&mv| {
+            // Most moves miss a square still differing: no effect needed to tell.
+            if (changed & !move_squares(mv, turn)).any() {
+                return false;
+            }
+            let effect = move_effect(mv, turn, self.occupancy_only);
+            let squares = effect.squares();
+            if (changed & !squares).any()
+                || squares
+                    .into_iter()
+                    .all(|sq| effect.code_on(sq) == Some(self.target[sq.to_usize()]))
+            {
+                return false;
+            }
+            changed.into_iter().all(|sq| {
+                let code = self.target[sq.to_usize()];
+                Some(code) == effect.code_on(sq)
+                    || code == EMPTY
+                    || (mv.is_promotion() && sq == mv.to() && code == pawn)
+            })
+        })
+    }
+
+    /// Whether `code` is an empty square or a piece of `turn`: what a move of `turn` in
+    /// progress can show on a square it changes.
+    pub(super) fn mover_code(&self, code: u8, turn: Color) -> bool {
+        code == EMPTY
+            || Role::ALL
+                .into_iter()
+                .any(|role| normalize(piece_code(role.of(turn)), self.occupancy_only) == code)
+    }
+
+    /// On an occupancy-only board, whether the pieces a move in progress has in the hand
+    /// (squares read empty that the sequence leaves occupied: its piece, a piece it
+    /// captures) were seen leaving their squares after the sequence's last move began
+    /// and landed (read at most `slack` later): the next move starts after the last one.
+    pub(super) fn lifted_after(&self, codes: &Codes, path: &[Step], slack: Duration) -> bool {
+        let Some(last) = path.last().filter(|_| self.occupancy_only) else {
+            return true;
+        };
+        let history = self.evidence.history;
+        (occupied(codes) & !occupied(self.target))
+            .into_iter()
+            .all(|sq| {
+                history
+                    .left(sq, last.lift)
+                    .is_some_and(|t| self.landed_by(last, t, slack))
+            })
+    }
+
+    /// On an occupancy-only board, whether `step`'s piece was seen landing (each empty
+    /// square it fills read occupied) no later than `slack` after `next_lift`, when the
+    /// next piece left its square: a player replies to a finished move. (A reading
+    /// within a scan may come in the scan before or after the one of an earlier change:
+    /// the search allows a scan.)
+    pub(super) fn landed_by(&self, step: &Step, next_lift: Duration, slack: Duration) -> bool {
+        let history = self.evidence.history;
+        let scan = self.evidence.scan;
+        step.fills.into_iter().all(|sq| {
+            history
+                .filled(sq, step.lift.saturating_sub(scan))
+                .is_some_and(|at| at <= next_lift + slack)
+        })
+    }
+
+    /// When the piece(s) of `mv` were first seen leaving their square at or after
+    /// `after` (castling: the first of king and rook, both must have left).
+    pub(super) fn lifted(&self, mv: Move, after: Duration) -> Option<Duration> {
+        let history = self.evidence.history;
+        match mv {
+            Move::Castle { king, rook } => history
+                .left(king, after)
+                .zip(history.left(rook, after))
+                .map(|(k, r)| k.min(r)),
+            _ => history.left(mv.from()?, after),
+        }
+    }
+
+    /// Whether each promoted piece was read on its promotion square since the sequence
+    /// began, for longer than a wrong code lasts (one scan): when a fast reply captured
+    /// it, that reading is the only evidence of the piece chosen, and it must then be
+    /// one the capture replaced (not the capturing piece's). Occupancy-only boards
+    /// cannot tell pieces apart.
+    pub(super) fn promotions_seen(&self, path: &[Step]) -> bool {
+        if self.occupancy_only {
+            return true;
+        }
+        path.iter().enumerate().all(|(i, step)| {
+            let Some(role) = step.mv.promotion() else {
+                return true;
+            };
+            let square = step.mv.to();
+            let color = Color::from_white(square.rank() == Rank::Eighth);
+            let code = piece_code(role.of(color));
+            let captured = path[i + 1..].iter().any(|later| later.mv.to() == square);
+            let (start, scan) = (self.evidence.start, self.evidence.scan);
+            self.evidence
+                .history
+                .stood(square, code, start, scan, captured)
+        })
+    }
+
+    /// Whether each piece a move of the sequence placed and a later one captured was
+    /// read on that square (its code, since the sequence began). Players reply to a
+    /// move after it landed, so the board reads the piece there, except when a capture
+    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart. (A
+    /// pawn's two steps taken en passant leave the position its one step captured at
+    /// once leaves: this is what tells them apart.)
+    pub(super) fn captures_seen(&self, path: &[Step]) -> bool {
+        if self.occupancy_only {
+            return true;
+        }
+        path.iter().enumerate().all(|(i, step)| {
+            // (A promoted piece: see `promotions_seen`.)
+            let Move::Normal {
+                to: square,
+                promotion: None,
+                ..
+            } = step.mv
+            else {
+                return true;
+            };
+            let captured = path[i + 1..]
+                .iter()
+                .find(|later| later.squares.contains(square))
+                .is_some_and(|later| capture_square(later.mv) == Some(square));
+            !captured
+                || self.evidence.history.stood(
+                    square,
+                    step.code,
+                    self.evidence.start,
+                    Duration::ZERO,
+                    false,
+                )
+        })
+    }
+
+    /// Whether the moves were started in the order their pieces were seen lifted: a move
+    /// whose square of departure no earlier move touched was started when that square
+    /// began to differ, which must not be before the previous such move's.
+    pub(super) fn ordered(&self, path: &[Step]) -> bool {
+        let mut touched = Bitboard::EMPTY;
+        let mut last = Duration::ZERO;
+        for &Step { mv, squares, .. } in path {
+            if let Some(from) = mv.from()
+                && !touched.contains(from)
+                && let Some(at) = self.evidence.since[from.to_usize()]
+            {
+                if at < last {
+                    return false;
+                }
+                last = at;
+            }
+            touched |= squares;
+        }
+        true
+    }
+}

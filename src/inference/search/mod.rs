@@ -1,0 +1,352 @@
+//! Explaining a board by a short sequence of legal moves: for updates that were lost,
+//! and for play faster than the settle window (the board never rested between moves).
+//!
+//! An explanation is a sequence of complete moves, optionally followed by a move in
+//! progress (a *pending* tail: pieces in the hand, or part of the next move). The
+//! shortest explanations win; among them, those whose moves were started in the order the
+//! board saw their pieces lifted; what they all agree on (a common prefix of moves) is
+//! safe to record.
+
+mod bounds;
+mod choice;
+mod deeper;
+mod dfs;
+mod evidence;
+mod moves;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use shakmaty::{Bitboard, Chess, Move, Position};
+
+use self::bounds::{piece_counts, seen_moves_reach};
+use self::choice::{choose, choose_between, prefer};
+use self::deeper::{Deeper, readings_explained};
+use self::dfs::Search;
+use super::codes::{Codes, EMPTY, code_piece, from_board};
+use super::history::History;
+
+pub(crate) use self::moves::{landing, moved_elsewhere};
+
+/// Most explanations collected per depth. (A search one move deeper than a weak
+/// explanation goes on after that for one that explains the board whole.)
+pub(crate) const MAX_COUNTED: usize = 16;
+/// Positions visited before the search gives up, bounding the worst case (a board no
+/// sequence explains, searched to the full depth) to a few milliseconds.
+const MAX_NODES: usize = 50_000;
+/// Positions whose moves `seen_moves_reach` generates before it gives up (the search then
+/// runs as if it had not been asked).
+const PROOF_NODES: usize = 1_000;
+/// Pieces that may be in the hands at once in a move in progress (a capture).
+const MAX_LIFTED: usize = 2;
+
+/// Squares a move in progress can change (castling's four).
+const IN_PROGRESS_SQUARES: usize = 4;
+/// Squares a move changes at most (castling's four).
+const MOVE_SQUARES: usize = 4;
+
+/// When each square started to differ from the last recorded position (`None`: it
+/// shows that position), the evidence of the order in which moves were made.
+pub(crate) type Since = [Option<Duration>; 64];
+
+/// What the board showed since the last recorded position, beyond its current state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Evidence<'a> {
+    pub since: &'a Since,
+    /// Squares seen to change: a move whose squares never changed was not made (a scan
+    /// can miss a piece placed and lifted again quickly, so this only ranks).
+    pub seen: Bitboard,
+    /// The board's changes, and the earliest time the first move's lift can have been
+    /// read: on an occupancy-only board only a piece seen leaving its square (after the
+    /// previous move's piece did) can have moved.
+    pub history: &'a History,
+    pub start: Duration,
+    /// From when a piece read standing is evidence of the moves searched: once the
+    /// recorded position stood complete on the board (its last move's piece landed), not
+    /// the readings of the moves before it.
+    pub readings: Duration,
+    /// How far apart two readings of one moment can be (a scan): a change read in one
+    /// scan may have happened before one read in the scan before it.
+    pub scan: Duration,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Explanation {
+    Nothing,
+    /// Every shortest explanation starts with `moves`; `complete` when it is the only
+    /// one and the board shows its final position (nothing in progress).
+    Found {
+        moves: Vec<Move>,
+        /// How many moves those explanations make (more than `moves` when they differ
+        /// after them).
+        plies: usize,
+        complete: bool,
+        /// Its moves were started in the order their pieces were lifted.
+        ordered: bool,
+    },
+    /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
+    /// equally well and disagree from the first move on (or were cut at the cap);
+    /// `exhaustive` when they are every such explanation (fewer than the cap).
+    Ambiguous {
+        plies: usize,
+        sequences: Vec<Vec<Move>>,
+        exhaustive: bool,
+    },
+}
+
+/// One move of a sequence being searched: the squares it changes and, on an
+/// occupancy-only board, when its piece was seen to leave its square.
+#[derive(Clone, Copy)]
+struct Step {
+    mv: Move,
+    squares: Bitboard,
+    /// The empty squares it fills (on an occupancy-only board, see `landed_by`).
+    fills: Bitboard,
+    lift: Duration,
+    /// The code of the piece it places on its destination.
+    code: u8,
+}
+
+/// One sequence that explains the board.
+struct Sequence {
+    moves: Vec<Move>,
+    complete: bool,
+    /// Every square its moves change was seen to change.
+    visible: bool,
+    /// Its moves started in the order their squares were left (see `ordered`).
+    ordered: bool,
+    /// Each promoted piece was read on its square (see `promotions_seen`).
+    promotions_seen: bool,
+    /// Each piece it moves and then captures was read where it was captured (see
+    /// `captures_seen`).
+    captures_seen: bool,
+    /// On an occupancy-only board, its move in progress (if any) was read begun no
+    /// earlier than its last move was read landing (see `lifted_after`).
+    settled: bool,
+}
+
+/// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
+/// `target`, shortest first; `skip_first` excludes sequences starting with that move.
+pub(crate) fn explain(
+    start: &Chess,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    occupancy_only: bool,
+    max_plies: usize,
+    skip_first: Option<Move>,
+) -> Explanation {
+    // Result pieces and unknown bytes are never the result of a move.
+    if !occupancy_only
+        && target
+            .iter()
+            .any(|&c| c != EMPTY && code_piece(c).is_none())
+    {
+        return Explanation::Nothing;
+    }
+    let codes = from_board(start.board(), occupancy_only);
+    let mut nodes = 0;
+    let mut weak = None;
+    // Whether every weak explanation leaves a piece the board read unexplained.
+    let mut overlooks = false;
+    // The codes read on each square since the evidence's start, once searched beyond.
+    let mut placed = None;
+    // On an occupancy-only board, explanations that each leave a move in progress begun
+    // before their last move was read landing (see `choose_between`), and their length.
+    let mut strained: Option<(Vec<Sequence>, usize)> = None;
+    for plies in 1..=max_plies {
+        // One move deeper than a weak explanation the search comes back with the weak
+        // one unless it finds one that explains the board whole (below: complete, and
+        // every square it changes seen to change). When no sequence of moves on squares
+        // seen to change ends on the board, that is known without the search.
+        // (Not when the weak explanation overlooks a reading: see below.)
+        // (The weak explanation is then chosen after the loop.)
+        let mut budget = PROOF_NODES;
+        if weak.is_some()
+            && !overlooks
+            && !occupancy_only
+            && !seen_moves_reach(
+                start,
+                &codes,
+                target,
+                evidence.seen,
+                plies,
+                skip_first,
+                &mut budget,
+            )
+        {
+            break;
+        }
+        // Beyond one move deeper than the weak explanation, only sequences whose every
+        // move's piece was read where it landed are searched (few: it keeps the deeper
+        // search cheap). The weak explanation never changes once found, so neither do
+        // `beyond` once true nor the readings.
+        let beyond = weak
+            .as_ref()
+            .is_some_and(|(_, weak_plies)| plies > weak_plies + 1);
+        if beyond && placed.is_none() {
+            placed = Some(evidence.history.codes_read(evidence.start));
+        }
+        let mut found = Vec::new();
+        let mut path = Vec::with_capacity(plies);
+        let mut search = Search {
+            target,
+            target_pieces: piece_counts(target),
+            evidence,
+            occupancy_only,
+            skip_first,
+            hypothesis: &[],
+            found: &mut found,
+            seek_whole: weak.is_some(),
+            placed: placed.as_ref(),
+            nodes: &mut nodes,
+        };
+        search.dfs(start, &codes, plies, &mut path);
+        // Shortest first, but a board explained only by a move still in progress or by
+        // moves on squares never seen to change (pieces in the hand, unseen placements)
+        // gives way to one more move that explains it whole, as seen, and started in the
+        // order the pieces were lifted: a piece lifted for the next move while the last
+        // ones land also makes a longer sequence fit the board, but in the wrong order.
+        // (On an occupancy-only board a capture's square never changes: its own evidence
+        // rules apply there.) When every weak explanation overlooks a piece the board
+        // read (a piece placed on a square and replaced there, which none of its
+        // positions has), the search goes on deeper for a whole one: moves made faster
+        // than they were read show only as such readings.
+        // Beyond one move deeper, a promoted piece must also have been read for longer
+        // than a wrong code lasts.
+        let whole = |s: &Sequence| {
+            s.complete
+                && s.visible
+                && (weak.is_none() || s.ordered)
+                && (!beyond || s.promotions_seen)
+        };
+        if nodes >= MAX_NODES {
+            // Cut short one move deeper than a weak explanation: a whole one found there
+            // beats it, but others the search did not reach may explain the board as
+            // well, so they are reported, not recorded.
+            if weak.is_some() && !occupancy_only && found.iter().any(whole) {
+                found.retain(whole);
+                return Explanation::Ambiguous {
+                    plies,
+                    sequences: found.into_iter().map(|s| s.moves).collect(),
+                    exhaustive: false,
+                };
+            }
+            break;
+        }
+        if occupancy_only {
+            match strained.take() {
+                Some((shallow, depth)) => {
+                    found.retain(|s| s.complete);
+                    return choose_between(shallow, depth, found, plies);
+                }
+                None if plies < max_plies
+                    && !found.is_empty()
+                    && found.iter().all(|s| !s.complete && !s.settled) =>
+                {
+                    strained = Some((found, plies));
+                    continue;
+                }
+                None => {}
+            }
+        }
+        if found.is_empty() {
+            if weak.is_some() && !overlooks {
+                break;
+            }
+            continue;
+        }
+        if occupancy_only {
+            return choose(found, plies);
+        }
+        if found.iter().any(whole) {
+            // A whole explanation that leaves a piece the board read for longer than a
+            // wrong code lasts off every position it passes through (a move made and
+            // left again before the board rested: the rook read on e1 for two scans,
+            // then on g1) gives way to one that shows it where it stood: one as long,
+            // or else a deeper one.
+            let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
+            if found.iter().any(|s| whole(s) && deeper.shown(s)) {
+                found.retain(|s| !whole(s) || deeper.shown(s));
+            } else {
+                let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
+                let depths = (plies + 1)..=max_plies;
+                if let Some(deeper) = deeper.search(&whole, depths, true, &mut nodes) {
+                    return deeper;
+                }
+            }
+            return choose(found, plies);
+        }
+        if weak.is_none() {
+            overlooks = found
+                .iter()
+                .all(|s| !readings_explained(start, &codes, &s.moves, &evidence));
+            weak = Some((found, plies));
+        } else if !overlooks {
+            break;
+        }
+    }
+    match (weak, strained) {
+        (Some((found, plies)), _) => {
+            // The same holds of a weak explanation: a deeper one, as weak, that shows such
+            // a piece where it stood beats it; as does one as long, when the search
+            // stopped collecting them (a piece away and back fits in many ways).
+            if !occupancy_only {
+                let capped = found.len() >= MAX_COUNTED;
+                let depths = (plies + usize::from(!capped))..=max_plies;
+                let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
+                let shorter: Vec<&Sequence> = found.iter().collect();
+                if let Some(deeper) = deeper.search(&shorter, depths, false, &mut nodes) {
+                    return deeper;
+                }
+            }
+            choose(found, plies)
+        }
+        (None, Some((found, plies))) => choose(found, plies),
+        (None, None) => Explanation::Nothing,
+    }
+}
+
+/// The explanations of `target` that start with `hypothesis` (moves from `start` that
+/// explained an earlier board) and add at most `extra` moves, the fewest that do,
+/// preferred as by `choose`: each with whether it is complete (nothing in progress).
+/// Also whether they are every such explanation (the search was not cut).
+pub(crate) fn extend(
+    start: &Chess,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    occupancy_only: bool,
+    hypothesis: &[Move],
+    extra: usize,
+) -> (Vec<(Vec<Move>, bool)>, bool) {
+    let codes = from_board(start.board(), occupancy_only);
+    let mut nodes = 0;
+    for plies in hypothesis.len().max(1)..=hypothesis.len() + extra {
+        let mut found = Vec::new();
+        let mut path = Vec::with_capacity(plies);
+        let mut search = Search {
+            target,
+            target_pieces: piece_counts(target),
+            evidence,
+            occupancy_only,
+            skip_first: None,
+            hypothesis,
+            found: &mut found,
+            seek_whole: false,
+            placed: None,
+            nodes: &mut nodes,
+        };
+        search.dfs(start, &codes, plies, &mut path);
+        if nodes >= MAX_NODES {
+            return (Vec::new(), false);
+        }
+        if !found.is_empty() {
+            let exhaustive = found.len() < MAX_COUNTED;
+            prefer(&mut found);
+            let found = found.into_iter().map(|s| (s.moves, s.complete));
+            return (found.collect(), exhaustive);
+        }
+    }
+    (Vec::new(), true)
+}

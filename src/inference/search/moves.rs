@@ -1,0 +1,51 @@
+//! What a move does to the squares: where it lands, what it captures, and how a
+//! correction moves the last move's piece elsewhere.
+
+use shakmaty::{Bitboard, CastlingSide, Color, Move, Square};
+
+/// When `mv`, replacing `last` (a quiet move), moves the same piece to another square:
+/// the square `last` put it on and the one `mv` puts it on.
+pub(crate) fn moved_elsewhere(last: Move, mv: Move) -> Option<(Square, Square)> {
+    let Move::Normal {
+        from,
+        to,
+        capture: None,
+        ..
+    } = last
+    else {
+        return None;
+    };
+    let Move::Normal {
+        from: start,
+        to: square,
+        ..
+    } = mv
+    else {
+        return None;
+    };
+    (start == from && square != to).then_some((to, square))
+}
+
+/// The squares `mv` by `color` puts a piece on.
+pub(crate) fn landing(mv: Move, color: Color) -> Bitboard {
+    match mv {
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(king < rook);
+            Bitboard::from(side.king_to(color)) | side.rook_to(color)
+        }
+        _ => Bitboard::from(mv.to()),
+    }
+}
+
+/// The square of the piece `mv` captures: its destination, or beside it en passant.
+pub(super) fn capture_square(mv: Move) -> Option<Square> {
+    match mv {
+        Move::Normal {
+            capture: Some(_),
+            to,
+            ..
+        } => Some(to),
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        _ => None,
+    }
+}

@@ -1,0 +1,201 @@
+//! Unit tests of the search: explanations of boards a few moves on.
+
+use super::bounds::board_counts;
+use super::*;
+use shakmaty::{Square, san::San, uci::UciMove};
+
+fn after(pos: &Chess, sans: &[&str]) -> Chess {
+    let mut p = pos.clone();
+    for san in sans {
+        let mv = san.parse::<San>().unwrap().to_move(&p).unwrap();
+        p.play_unchecked(mv);
+    }
+    p
+}
+
+fn ucis(moves: &[Move]) -> Vec<String> {
+    moves
+        .iter()
+        .map(|m| UciMove::from_standard(*m).to_string())
+        .collect()
+}
+
+const NO_ORDER: Since = [None; 64];
+
+fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
+    let history = History::default();
+    let evidence = Evidence {
+        since,
+        seen: Bitboard::FULL,
+        history: &history,
+        start: Duration::ZERO,
+        readings: Duration::ZERO,
+        scan: Duration::from_millis(250),
+    };
+    explain(start, target, evidence, false, 4, None)
+}
+
+fn found(moves: &[Move], complete: bool) -> (Vec<String>, bool) {
+    (ucis(moves), complete)
+}
+
+#[test]
+fn unique_two_and_three_ply_explanations() {
+    let start = Chess::default();
+    let target = from_board(after(&start, &["e4", "c5"]).board(), false);
+    match run(&start, &target, &NO_ORDER) {
+        Explanation::Found {
+            moves, complete, ..
+        } => {
+            assert_eq!(
+                found(&moves, complete),
+                (vec!["e2e4".into(), "c7c5".into()], true)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // The queen can only leave after the pawn, so the order is forced.
+    let target = from_board(after(&start, &["e4", "e5", "Qh5"]).board(), false);
+    match run(&start, &target, &NO_ORDER) {
+        Explanation::Found { moves, .. } => {
+            assert_eq!(ucis(&moves), ["e2e4", "e7e5", "d1h5"]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn transpositions_are_ambiguous_without_order_evidence() {
+    let start = Chess::default();
+    let target = from_board(after(&start, &["Nf3", "Nf6", "Nc3", "Nc6"]).board(), false);
+    assert!(matches!(
+        run(&start, &target, &NO_ORDER),
+        Explanation::Ambiguous { plies: 4, .. }
+    ));
+    // The order in which the squares were left decides.
+    let target = from_board(after(&start, &["e4", "e5", "Nf3"]).board(), false);
+    assert!(matches!(
+        run(&start, &target, &NO_ORDER),
+        Explanation::Ambiguous { plies: 3, .. }
+    ));
+    let mut since = NO_ORDER;
+    for (sq, ms) in [(Square::E2, 10), (Square::E7, 20), (Square::G1, 30)] {
+        since[sq.to_usize()] = Some(Duration::from_millis(ms));
+    }
+    match run(&start, &target, &since) {
+        Explanation::Found { moves, .. } => assert_eq!(ucis(&moves), ["e2e4", "e7e5", "g1f3"]),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_move_in_progress_after_complete_moves() {
+    // e4 e5 played, White's knight in the hand: e4 e5 are certain.
+    let start = Chess::default();
+    let mut target = from_board(after(&start, &["e4", "e5"]).board(), false);
+    target[Square::G1.to_usize()] = EMPTY;
+    match run(&start, &target, &NO_ORDER) {
+        Explanation::Found {
+            moves, complete, ..
+        } => {
+            assert_eq!(
+                found(&moves, complete),
+                (vec!["e2e4".into(), "e7e5".into()], false)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn only_moves_on_seen_squares_reach_the_board_exactly() {
+    let start = Chess::default();
+    let codes = from_board(start.board(), false);
+    let target = from_board(after(&start, &["e4", "e5"]).board(), false);
+    let seen = Bitboard::from_iter([Square::E2, Square::E4, Square::E7, Square::E5]);
+    let reach = |seen: Bitboard, plies, skip: Option<&str>| {
+        let skip = skip.map(|s| s.parse::<San>().unwrap().to_move(&start).unwrap());
+        let mut budget = PROOF_NODES;
+        seen_moves_reach(&start, &codes, &target, seen, plies, skip, &mut budget)
+    };
+    assert!(reach(seen, 2, None));
+    assert!(!reach(seen, 2, Some("e4")));
+    assert!(!reach(seen, 1, None));
+    assert!(!reach(seen.without(Square::E5), 2, None));
+    // Knights going out and back reach it too, on their squares only.
+    let knights = seen | Square::G1 | Square::F3 | Square::G8 | Square::F6;
+    assert!(!reach(seen, 6, None));
+    assert!(reach(knights, 6, None));
+    assert!(!reach(knights.without(Square::G8), 6, None));
+    // Its budget spent, nothing is ruled out.
+    let mut budget = 0;
+    assert!(seen_moves_reach(
+        &start,
+        &codes,
+        &target,
+        seen,
+        3,
+        None,
+        &mut budget
+    ));
+}
+
+#[test]
+fn a_piece_in_the_hand_seen_lifted_keeps_the_shorter_explanation() {
+    // e4 e5 played and White's knight in the hand, only those squares seen: no third
+    // move on seen squares ends on the board, so e4 e5 stand (as the full search).
+    let start = Chess::default();
+    let mut target = from_board(after(&start, &["e4", "e5"]).board(), false);
+    target[Square::G1.to_usize()] = EMPTY;
+    let history = History::default();
+    let seen = Bitboard::from_iter([Square::E2, Square::E4, Square::E7, Square::E5, Square::G1]);
+    let evidence = Evidence {
+        since: &NO_ORDER,
+        seen,
+        history: &history,
+        start: Duration::ZERO,
+        readings: Duration::ZERO,
+        scan: Duration::from_millis(250),
+    };
+    match explain(&start, &target, evidence, false, 4, None) {
+        Explanation::Found {
+            moves, complete, ..
+        } => assert_eq!(
+            found(&moves, complete),
+            (vec!["e2e4".into(), "e7e5".into()], false)
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn piece_counts_from_bitboards_match_the_codes() {
+    let start = Chess::default();
+    let middle = after(&start, &["e4", "d5", "exd5", "Qxd5", "Nc3"]);
+    for pos in [start, middle] {
+        let codes = from_board(pos.board(), false);
+        assert_eq!(board_counts(pos.board()), piece_counts(&codes));
+    }
+}
+
+#[test]
+fn impossible_boards_end_the_search_quickly() {
+    let start = Chess::default();
+    let mut target = from_board(start.board(), false);
+    for sq in [Square::D2, Square::E2, Square::F2] {
+        target[sq.to_usize()] = EMPTY;
+    }
+    assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
+    target[Square::E4.to_usize()] = 99;
+    assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
+}
+
+#[test]
+fn too_distant_boards_are_not_explained() {
+    let start = Chess::default();
+    let target = from_board(
+        after(&start, &["e4", "e5", "Nf3", "Nc6", "Bb5"]).board(),
+        false,
+    );
+    assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
+}
