@@ -329,7 +329,7 @@ impl Engine {
     }
 
     /// What the board showed since the last recorded move, for the search.
-    fn evidence(&self) -> Evidence<'_> {
+    pub(super) fn evidence(&self) -> Evidence<'_> {
         Evidence {
             since: &self.since,
             seen: self.seen(),

@@ -28,7 +28,7 @@ use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware};
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
-use super::search::{Since, landing, moved_elsewhere};
+use super::search::{Explanation, Since, explain, landing, moved_elsewhere};
 use crate::game::{GameRecord, Status, Termination};
 
 /// A move recognised on the board but not recorded yet.
@@ -339,8 +339,38 @@ impl Engine {
     /// A correction is not taken once the reply was read (see `replied`).
     pub(super) fn find_move(&self, candidates: &Candidates) -> Match {
         candidates.find(&self.observed, self.diff, |c| {
-            self.landed(c) && (c.origin != Origin::Correction || !self.replied())
+            self.landed(c)
+                && (c.origin != Origin::Correction || !self.replied() && !self.answered())
         })
+    }
+
+    /// On an occupancy-only board, whether the board is also the recorded position with
+    /// moves made since: part-way to a move of the side to move, or moves the search
+    /// finds from it. A correction replaces a move already published, so it is only
+    /// taken when nothing after that move explains the board (as `explained` looks for
+    /// one only then).
+    fn answered(&self) -> bool {
+        if !self.config.occupancy_only {
+            return false;
+        }
+        let partial = self
+            .candidates
+            .partial(&self.observed, self.diff, true)
+            .into_iter()
+            .any(|i| {
+                self.candidates
+                    .get(i)
+                    .is_some_and(|c| c.origin != Origin::Correction)
+            });
+        partial
+            || explain(
+                self.record.position(),
+                &self.observed,
+                self.evidence(),
+                true,
+                self.config.max_search_plies + 2,
+                None,
+            ) != Explanation::Nothing
     }
 
     /// From when the pieces read standing tell of the moves after the recorded position:

@@ -84,8 +84,25 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     }
 }
 
-/// Keeps the preferred explanations (see `choose`).
+/// Keeps the preferred explanations (see `choose`). On an occupancy-only board, when
+/// none is both complete and shows each capture landing, a complete one that guesses a
+/// capture nobody saw is no better than one still in progress that shows every move
+/// it makes: both are kept, and the moves that follow tell them apart.
 pub(super) fn prefer(found: &mut Vec<Sequence>) {
+    let guessed = |s: &Sequence| s.complete && s.unseen_capture;
+    let shown = |s: &Sequence| !s.complete && s.visible;
+    if !found.iter().any(|s| s.complete && !s.unseen_capture)
+        && found.iter().any(guessed)
+        && found.iter().any(shown)
+    {
+        found.retain(|s| guessed(s) || shown(s));
+        for prefer in [|s: &Sequence| s.ordered, |s: &Sequence| s.promotions_seen] {
+            if found.iter().any(prefer) {
+                found.retain(prefer);
+            }
+        }
+        return;
+    }
     let preferences: [fn(&Sequence) -> bool; 4] = [
         |s| s.complete && s.captures_seen,
         |s| s.visible,

@@ -218,6 +218,7 @@ impl Search<'_> {
             promotions_seen: self.promotions_seen(path),
             captures_seen: self.captures_seen(path),
             settled,
+            unseen_capture: self.occupancy_only && !visible,
         });
     }
 }

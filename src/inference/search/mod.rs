@@ -125,6 +125,9 @@ struct Sequence {
     /// On an occupancy-only board, its move in progress (if any) was read begun no
     /// earlier than its last move was read landing (see `lifted_after`).
     settled: bool,
+    /// On an occupancy-only board, a capture of it was not seen landing (see
+    /// `capture_landed`): a guess the board does not show.
+    unseen_capture: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -311,7 +314,10 @@ pub(crate) fn explain(
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that
 /// explained an earlier board) and add at most `extra` moves, the fewest that do,
 /// preferred as by `choose`: each with whether it is complete (nothing in progress).
-/// Also whether they are every such explanation (the search was not cut).
+/// On an occupancy-only board, when each of the fewest leaves a move in progress begun
+/// before its last move was read landing, the complete ones one move longer come
+/// next to them, as `explain` reports them (`choose_between`). Also whether they are
+/// every such explanation (the search was not cut).
 pub(crate) fn extend(
     start: &Chess,
     target: &Codes,
@@ -322,7 +328,9 @@ pub(crate) fn extend(
 ) -> (Vec<(Vec<Move>, bool)>, bool) {
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
-    for plies in hypothesis.len().max(1)..=hypothesis.len() + extra {
+    let deepest = hypothesis.len() + extra;
+    let mut strained: Vec<Sequence> = Vec::new();
+    for plies in hypothesis.len().max(1)..=deepest {
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
@@ -341,12 +349,33 @@ pub(crate) fn extend(
         if nodes >= MAX_NODES {
             return (Vec::new(), false);
         }
+        if !strained.is_empty() {
+            found.retain(|s| s.complete);
+            return extended(strained, found);
+        }
+        if occupancy_only
+            && plies < deepest
+            && !found.is_empty()
+            && found.iter().all(|s| !s.complete && !s.settled)
+        {
+            strained = found;
+            continue;
+        }
         if !found.is_empty() {
-            let exhaustive = found.len() < MAX_COUNTED;
-            prefer(&mut found);
-            let found = found.into_iter().map(|s| (s.moves, s.complete));
-            return (found.collect(), exhaustive);
+            return extended(found, Vec::new());
         }
     }
-    (Vec::new(), true)
+    extended(strained, Vec::new())
+}
+
+/// The result of `extend`: the preferred of `shallow`, then the preferred of `deeper`.
+fn extended(
+    mut shallow: Vec<Sequence>,
+    mut deeper: Vec<Sequence>,
+) -> (Vec<(Vec<Move>, bool)>, bool) {
+    let exhaustive = shallow.len() < MAX_COUNTED && deeper.len() < MAX_COUNTED;
+    prefer(&mut shallow);
+    prefer(&mut deeper);
+    let found = shallow.into_iter().chain(deeper);
+    (found.map(|s| (s.moves, s.complete)).collect(), exhaustive)
 }
