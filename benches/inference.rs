@@ -18,7 +18,8 @@
 //! custom report; `-- --skip-criterion --occupancy` plays the games on an occupancy-only board (the
 //! corpus test's `occupancy` variant, whose engine runs extra searches; the games with an
 //! under-promotion, which such a board cannot show, count among those recorded wrong,
-//! and the baseline, comparing piece codes, matches nothing there).
+//! and the baseline, comparing piece codes, matches nothing there); `--sample K` plays
+//! every K-th game only (same seeds), e.g. to profile under callgrind.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -73,9 +74,8 @@ fn engine_config() -> EngineConfig {
 static COUNTS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
 
 /// File stem and 1-based game number of game `i` (over both files).
-fn game_name(scripts: &[Script], i: usize) -> (&'static str, usize) {
+fn game_name(i: usize) -> (&'static str, usize) {
     let counts = COUNTS.get().expect("loaded");
-    debug_assert_eq!(counts.iter().sum::<usize>(), scripts.len());
     match i.checked_sub(counts[0]) {
         Some(j) => (FILES[1], j + 1),
         None => (FILES[0], i + 1),
@@ -145,7 +145,8 @@ fn record(script: &Script, seed: u64) -> GameStream {
     }
 }
 
-fn record_all(scripts: &[Script]) -> Vec<GameStream> {
+/// Records the games `scripts` (each with its index over both files, which seeds it).
+fn record_all(scripts: &[(usize, Script)]) -> Vec<GameStream> {
     let workers = 2;
     let mut out: Vec<(usize, GameStream)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
@@ -153,7 +154,10 @@ fn record_all(scripts: &[Script]) -> Vec<GameStream> {
                 scope.spawn(move || {
                     (w..scripts.len())
                         .step_by(workers)
-                        .map(|i| (i, record(&scripts[i], 0x5EED_0000 + i as u64)))
+                        .map(|i| {
+                            let (n, script) = &scripts[i];
+                            (i, record(script, 0x5EED_0000 + *n as u64))
+                        })
                         .collect::<Vec<_>>()
                 })
             })
@@ -367,11 +371,21 @@ fn main() {
     OCCUPANCY.set(occupancy).expect("set once");
 
     let started = Instant::now();
-    let scripts = load_scripts();
+    // `--sample K`: every K-th game only (e.g. for a profile under callgrind).
+    let sample = args
+        .iter()
+        .position(|a| a == "--sample")
+        .and_then(|i| args.get(i + 1))
+        .map_or(1, |k| k.parse::<usize>().expect("--sample K").max(1));
+    let scripts: Vec<(usize, Script)> = load_scripts()
+        .into_iter()
+        .enumerate()
+        .step_by(sample)
+        .collect();
     let games = record_all(&scripts);
     let events: usize = games.iter().map(|g| g.observations).sum();
     let ticks: usize = games.iter().map(|g| g.steps.len() - g.observations).sum();
-    let plies: usize = scripts.iter().map(|s| s.moves().len()).sum();
+    let plies: usize = scripts.iter().map(|(_, s)| s.moves().len()).sum();
     println!(
         "recorded {} games{}, {plies} plies: {events} board events + {ticks} timer calls in {:.1} s",
         games.len(),
@@ -479,7 +493,7 @@ fn main() {
     let right: Vec<bool> = games
         .iter()
         .zip(&scripts)
-        .map(|(g, s)| g.sans == mainline_sans(s))
+        .map(|(g, (_, s))| g.sans == mainline_sans(s))
         .collect();
     let total: u64 = e_games.iter().sum();
     let (mut ok_ns, mut ok_events, mut ok_games) = (0u64, 0usize, 0usize);
@@ -502,7 +516,7 @@ fn main() {
     let mut order: Vec<usize> = (0..games.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(e_games[i]));
     for &i in order.iter().take(5) {
-        let (file, number) = game_name(&scripts, i);
+        let (file, number) = game_name(scripts[i].0);
         println!(
             "  slowest: {file}#{number}: {:.1} ms ({:.1} % of the pass), recorded {}",
             e_games[i] as f64 / 1e6,

@@ -95,6 +95,11 @@ impl Engine {
 
     /// The start position, read either way round, starts a new game.
     fn new_game(&mut self) -> bool {
+        // The start position's occupied squares are the same either way round: a board
+        // occupied elsewhere (almost every board analysed) is no start position.
+        if occupied(&self.observed) != Board::default().occupied() {
+            return false;
+        }
         let occupancy = self.config.occupancy_only;
         let start = from_board(&Board::default(), occupancy);
         let normal = self.observed == start;

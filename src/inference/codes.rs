@@ -16,6 +16,7 @@ pub(crate) const WHITE_WINS_PIECE: u8 = 0x0E;
 pub(crate) const BLACK_WINS_PIECE: u8 = 0x0F;
 
 /// The DGT code of a piece (white P R N B K Q = 1..=6, black = 7..=12).
+#[inline]
 pub(crate) fn piece_code(piece: Piece) -> u8 {
     let base = match piece.role {
         Role::Pawn => 1,
@@ -33,6 +34,7 @@ pub(crate) fn piece_code(piece: Piece) -> u8 {
 }
 
 /// The piece of a DGT code, if it is one of the twelve.
+#[inline]
 pub(crate) fn code_piece(code: u8) -> Option<Piece> {
     let (color, base) = match code {
         1..=6 => (Color::White, code),
@@ -52,6 +54,7 @@ pub(crate) fn code_piece(code: u8) -> Option<Piece> {
 
 /// Reduces a raw byte to what the engine compares: occupancy (0/1) on boards that only
 /// sense occupancy, otherwise the code with every unknown byte folded into `UNKNOWN`.
+#[inline]
 pub(crate) fn normalize(code: u8, occupancy_only: bool) -> u8 {
     if occupancy_only {
         u8::from(code != EMPTY)
@@ -65,11 +68,29 @@ pub(crate) fn normalize(code: u8, occupancy_only: bool) -> u8 {
 /// Remaps a hardware board (index 0 = a8 in the board's own view) into chess order.
 /// Hardware index `i` of a normally placed board is chess square `i ^ 56`; a board
 /// turned 180° reads index `63 - i` there instead.
+/// (Rank by rank, then one pass over the bytes without branches: this runs for every
+/// board the engine is shown.)
 pub(crate) fn from_hardware(raw: &[u8; 64], rotated: bool, occupancy_only: bool) -> Codes {
     let mut out = [EMPTY; 64];
-    for (sq, slot) in out.iter_mut().enumerate() {
-        let hw = if rotated { 63 - (sq ^ 56) } else { sq ^ 56 };
-        *slot = normalize(raw[hw], occupancy_only);
+    for (rank, chunk) in out.chunks_exact_mut(8).enumerate() {
+        // Chess rank r is hardware row 7 - r; a turned board reads it in row r, its
+        // files the other way round (63 - (sq ^ 56) = sq ^ 7).
+        let row = if rotated { rank } else { 7 - rank };
+        chunk.copy_from_slice(&raw[row * 8..row * 8 + 8]);
+        if rotated {
+            chunk.reverse();
+        }
+    }
+    if occupancy_only {
+        for code in &mut out {
+            *code = u8::from(*code != EMPTY);
+        }
+    } else {
+        // `normalize`: the known codes kept, every byte above them `UNKNOWN`.
+        const _: () = assert!(UNKNOWN == BLACK_WINS_PIECE + 1);
+        for code in &mut out {
+            *code = (*code).min(UNKNOWN);
+        }
     }
     out
 }
@@ -91,6 +112,7 @@ pub(crate) fn from_board(board: &Board, occupancy_only: bool) -> Codes {
 }
 
 /// One bit per byte of `x` that is not zero (bit i for byte i, little-endian).
+#[inline]
 fn nonzero_bytes(x: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     // The high bit of each byte is set when the byte is not zero (no carry crosses bytes).
@@ -100,6 +122,7 @@ fn nonzero_bytes(x: u64) -> u64 {
 }
 
 /// The eight codes of rank `rank` as one word (file a in the lowest byte).
+#[inline]
 fn rank_word(codes: &Codes, rank: usize) -> u64 {
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&codes[rank * 8..rank * 8 + 8]);
@@ -107,6 +130,7 @@ fn rank_word(codes: &Codes, rank: usize) -> u64 {
 }
 
 /// The squares `codes` show occupied.
+#[inline]
 pub(crate) fn occupied(codes: &Codes) -> Bitboard {
     let mut mask = 0u64;
     for rank in 0..8 {
@@ -137,6 +161,7 @@ pub(crate) struct Effect {
 }
 
 impl Effect {
+    #[inline]
     fn new() -> Self {
         Effect {
             writes: [(Square::A1, EMPTY); 4],
@@ -145,6 +170,7 @@ impl Effect {
         }
     }
 
+    #[inline]
     fn set(&mut self, sq: Square, code: u8) {
         self.writes[self.len] = (sq, code);
         self.len += 1;
@@ -152,11 +178,13 @@ impl Effect {
     }
 
     /// The squares the move changes.
+    #[inline]
     pub fn squares(&self) -> Bitboard {
         self.squares
     }
 
     /// The code the move leaves on `sq`, if it changes that square.
+    #[inline]
     pub fn code_on(&self, sq: Square) -> Option<u8> {
         self.writes[..self.len]
             .iter()
@@ -166,6 +194,7 @@ impl Effect {
     }
 
     /// Plays the move on `codes`.
+    #[inline]
     pub fn apply(&self, codes: &mut Codes) {
         for &(sq, code) in &self.writes[..self.len] {
             codes[sq.to_usize()] = code;
@@ -174,6 +203,7 @@ impl Effect {
 }
 
 /// What `mv` by `color` does to a board, from the squares the move touches only.
+#[inline]
 pub(crate) fn move_effect(mv: Move, color: Color, occupancy_only: bool) -> Effect {
     let mut effect = Effect::new();
     let code = |role: Role| normalize(piece_code(role.of(color)), occupancy_only);
@@ -206,6 +236,7 @@ pub(crate) fn move_effect(mv: Move, color: Color, occupancy_only: bool) -> Effec
 }
 
 /// The squares `mv` by `color` changes (its effect's), without building its effect.
+#[inline]
 pub(crate) fn move_squares(mv: Move, color: Color) -> Bitboard {
     match mv {
         Move::Normal { from, to, .. } => Bitboard::from(from) | to,
@@ -222,6 +253,7 @@ pub(crate) fn move_squares(mv: Move, color: Color) -> Bitboard {
 
 /// Squares on which two boards differ. A rank at a time, as words: this runs for every
 /// position the search visits.
+#[inline]
 pub(crate) fn diff(a: &Codes, b: &Codes) -> Bitboard {
     let mut mask = 0u64;
     for rank in 0..8 {
@@ -272,6 +304,22 @@ mod tests {
         assert_eq!(turned[Square::A8.to_usize()], 2);
         let occupancy = from_hardware(&raw, false, true);
         assert_eq!(occupancy[Square::C7.to_usize()], 1);
+    }
+
+    #[test]
+    fn hardware_boards_are_remapped_square_by_square() {
+        let raw: [u8; 64] = std::array::from_fn(|i| (i * 53 % 256) as u8);
+        for rotated in [false, true] {
+            for occupancy in [false, true] {
+                let plain: Vec<u8> = (0..64)
+                    .map(|sq| {
+                        let hw = if rotated { 63 - (sq ^ 56) } else { sq ^ 56 };
+                        normalize(raw[hw], occupancy)
+                    })
+                    .collect();
+                assert_eq!(from_hardware(&raw, rotated, occupancy).to_vec(), plain);
+            }
+        }
     }
 
     #[test]

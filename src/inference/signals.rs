@@ -17,6 +17,20 @@ const CENTRE: [Square; 4] = [Square::D4, Square::E4, Square::D5, Square::E5];
 
 /// The result a board signals, if any.
 pub(crate) fn signalled_result(codes: &Codes) -> Option<KnownOutcome> {
+    // Asked of every stable board, and almost none shows a result piece or both kings
+    // on the centre: one pass over the codes without branches and eight compares
+    // rule both out before the squares are looked through.
+    let result_piece = codes.iter().fold(false, |any, &c| {
+        any | (DRAW_PIECE..=BLACK_WINS_PIECE).contains(&c)
+    });
+    let on_centre = |color: Color| {
+        let code = piece_code(shakmaty::Role::King.of(color));
+        CENTRE.iter().any(|sq| codes[sq.to_usize()] == code)
+    };
+    let kings_on_centre = on_centre(Color::White) && on_centre(Color::Black);
+    if !result_piece && !kings_on_centre {
+        return None;
+    }
     for &code in codes {
         match code {
             DRAW_PIECE => return Some(KnownOutcome::Draw),

@@ -65,6 +65,9 @@ impl Search<'_> {
         } else {
             Bitboard::EMPTY
         };
+        // A board differing on at most that many squares is never cut below: the count
+        // per move is skipped.
+        let spread = changed.count() > IN_PROGRESS_SQUARES;
         for mv in pos.legal_moves() {
             if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
@@ -100,6 +103,7 @@ impl Search<'_> {
             // Nor can a leaf still differing, off the move's squares, on more than a move
             // in progress changes (see `leaf`): counted, without building its effect.
             if remaining == 1
+                && spread
                 && (changed & !move_squares(mv, pos.turn())).count() > IN_PROGRESS_SQUARES
             {
                 *self.nodes += 1;
