@@ -95,6 +95,17 @@ pub(crate) fn from_hardware(raw: &[u8; 64], rotated: bool, occupancy_only: bool)
     out
 }
 
+/// The hardware board `from_hardware` reads as `codes` (the codes it keeps: piece codes,
+/// `UNKNOWN`, or occupancy).
+pub(crate) fn to_hardware(codes: &Codes, rotated: bool) -> [u8; 64] {
+    let mut raw = [EMPTY; 64];
+    for (sq, &code) in codes.iter().enumerate() {
+        let hw = if rotated { 63 - (sq ^ 56) } else { sq ^ 56 };
+        raw[hw] = code;
+    }
+    raw
+}
+
 /// The codes of a shakmaty board.
 pub(crate) fn from_board(board: &Board, occupancy_only: bool) -> Codes {
     let mut out = [EMPTY; 64];

@@ -125,6 +125,8 @@ pub struct Engine {
     pub(super) ambiguity: Option<Ambiguity>,
     /// Updates were lost since the record last changed (see `updates_lost`).
     pub(super) lost_updates: bool,
+    /// When updates were last lost: the readings before it are not all known.
+    pub(super) lost_at: Option<Duration>,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
     /// Games a new game replaced, one per `NewGame` event, oldest first, until taken.
@@ -165,6 +167,7 @@ impl Engine {
             unexplained: None,
             ambiguity: None,
             lost_updates: false,
+            lost_at: None,
             events: VecDeque::new(),
             replaced: VecDeque::new(),
         };
@@ -264,6 +267,7 @@ impl Engine {
         self.tick(now);
         self.changed_at = [Some(now); 64];
         self.lost_updates = true;
+        self.lost_at = Some(now);
     }
 
     /// The live board (the mirror, raw codes by hardware index) after a change at `now`.
@@ -271,6 +275,11 @@ impl Engine {
         self.tick(now);
         self.raw = board.0;
         let board = from_hardware(&self.raw, self.rotated, self.config.occupancy_only);
+        self.observe_codes(board, now);
+    }
+
+    /// The observed board, remapped into codes, after a change at `now` (timers run).
+    pub(super) fn observe_codes(&mut self, board: Codes, now: Duration) {
         if board == self.observed {
             return;
         }
@@ -283,6 +292,7 @@ impl Engine {
                 square: sq,
                 occupied: board[i] != EMPTY,
                 code: board[i],
+                was: self.observed[i],
             });
             if board[i] == self.expected[i] {
                 self.since[i] = None;

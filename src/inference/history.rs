@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use shakmaty::Square;
 
+use super::codes::Codes;
+
 /// Changes kept: several moves' worth (a move is a handful of changes, noise a few more),
 /// so the deepest explanation the search looks for is covered.
 const KEPT: usize = 192;
@@ -21,6 +23,8 @@ pub(crate) struct Change {
     pub occupied: bool,
     /// The code read (on an occupancy-only board, 0 or 1).
     pub code: u8,
+    /// The code the square read before (so earlier boards can be rebuilt).
+    pub was: u8,
 }
 
 /// The last [`KEPT`] changes.
@@ -139,6 +143,36 @@ impl History {
             .map(|c| c.at)
     }
 
+    /// The boards read before `now` (the board read last), newest first: each with the
+    /// time of the changes that made it, as far back as the changes kept reach.
+    pub fn boards_back(&self, now: Codes) -> impl Iterator<Item = (Duration, Codes)> + '_ {
+        let mut board = now;
+        let mut changes = self.changes.iter().rev().peekable();
+        std::iter::from_fn(move || {
+            let at = changes.peek()?.at;
+            let shown = board;
+            while let Some(c) = changes.next_if(|c| c.at == at) {
+                board[c.square.to_usize()] = c.was;
+            }
+            Some((at, shown))
+        })
+    }
+
+    /// Takes the changes read after `at` out, oldest first.
+    pub fn split_off_after(&mut self, at: Duration) -> Vec<Change> {
+        let kept = self.changes.partition_point(|c| c.at <= at);
+        self.changes.split_off(kept).into()
+    }
+
+    /// When `square` last changed at or before `at`, if it still is among the changes kept.
+    pub fn last_change(&self, square: Square, at: Duration) -> Option<Duration> {
+        self.changes
+            .iter()
+            .rev()
+            .find(|c| c.square == square && c.at <= at)
+            .map(|c| c.at)
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)
@@ -169,6 +203,7 @@ mod tests {
                 square: sq,
                 occupied,
                 code: u8::from(occupied),
+                was: u8::from(!occupied),
             });
         }
         assert_eq!(h.left(Square::E2, ms(0)), Some(ms(10)));
@@ -184,6 +219,7 @@ mod tests {
                 square: Square::A1,
                 occupied: true,
                 code: 1,
+                was: 1,
             });
         }
         assert_eq!(h.left(Square::E2, ms(0)), None);
@@ -198,6 +234,7 @@ mod tests {
                 square: Square::B8,
                 occupied: code != 0,
                 code,
+                was: 0,
             });
         }
         let scan = ms(250);

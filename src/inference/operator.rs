@@ -63,7 +63,9 @@ fn plain<'a>(sans: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
 impl Engine {
     /// Records the sequence `choice` picks among those the last ambiguity reported (the
     /// arbiter knows the order from the scoresheets; a dump cannot show it), then
-    /// explains the board from there, as the players may have moved on meanwhile.
+    /// explains the board from there, as the players may have moved on meanwhile: the
+    /// readings since the board first showed the picked position are replayed (see
+    /// `replay`), so moves read one by one meanwhile are recorded in turn.
     /// Moves that are no reported sequence (none reported: a board left irregular by
     /// more moves lost than the search reaches) are the arbiter's entry from the
     /// scoresheets: recorded if legal and if the board follows from them (see `enter`).
@@ -104,6 +106,7 @@ impl Engine {
                 reported[index]
             ),
         )?;
+        self.replay_since_shown();
         // A board that changed since is analysed when it is stable (the timer is set).
         if self.analysed && self.tentative.is_none() && self.diff.any() {
             self.analyse();
@@ -146,7 +149,8 @@ impl Engine {
         let sans = self.record.sans()[ply - entered.len()..].join(" ");
         self.record
             .add_comment(ply, format!("{sans} entered by the arbiter"))?;
-        if self.tentative.is_none() && self.diff.any() {
+        self.replay_since_shown();
+        if self.analysed && self.tentative.is_none() && self.diff.any() {
             self.analyse();
         }
         Ok(())

@@ -1,0 +1,88 @@
+//! After the arbiter picks an explanation, the board's readings since it first showed the
+//! picked position are replayed from that position, as if the pick had come then: moves
+//! read one by one meanwhile are recorded in turn, not explained afresh as one stretch
+//! of missed moves (which the search's bounded depth may not reach, or may fit with a
+//! piece in the hand).
+
+use std::time::Duration;
+
+use shakmaty::{Position, Square};
+
+use super::codes::{diff, from_board, to_hardware};
+use super::engine::{Engine, FirstLift};
+
+impl Engine {
+    /// Replays the readings since the board first showed the recorded position, when it
+    /// did since it was last read whole (a dump after lost updates) and since the oldest
+    /// change kept. Not when the position repeats an earlier one of the game:
+    /// its first showing may then be the earlier one, and the moves since it would be
+    /// recorded twice.
+    pub(super) fn replay_since_shown(&mut self) {
+        let Some(from) = self.first_shown() else {
+            return;
+        };
+        let raw = self.raw;
+        let replayed = self.history.split_off_after(from);
+        self.restart_at(from);
+        let mut changes = replayed.iter().peekable();
+        while let Some(first) = changes.next() {
+            let at = first.at;
+            let mut board = self.observed;
+            board[first.square.to_usize()] = first.code;
+            while let Some(c) = changes.next_if(|c| c.at == at) {
+                board[c.square.to_usize()] = c.code;
+            }
+            self.tick(at);
+            self.raw = to_hardware(&board, self.rotated);
+            self.observe_codes(board, at);
+        }
+        self.raw = raw;
+    }
+
+    /// When the board first showed the recorded position, if it is shown since then and
+    /// the time is known (see `replay_since_shown`).
+    fn first_shown(&self) -> Option<Duration> {
+        let occupancy = self.config.occupancy_only;
+        if self.record.ply_count() == 0 {
+            return None;
+        }
+        let expected = self.expected;
+        let repeated = (0..self.record.ply_count()).any(|ply| {
+            self.record
+                .position_at(ply)
+                .is_some_and(|p| from_board(p.board(), occupancy) == expected)
+        });
+        if repeated {
+            return None;
+        }
+        let floor = self.lost_at.unwrap_or(Duration::ZERO);
+        self.history
+            .boards_back(self.observed)
+            .take_while(|(at, _)| *at >= floor)
+            .filter(|(_, board)| *board == expected)
+            .map(|(at, _)| at)
+            .last()
+    }
+
+    /// Sets what the engine knows of the board as it stood at `at`, when it showed the
+    /// recorded position: the changes after it are taken out of the history.
+    fn restart_at(&mut self, at: Duration) {
+        let lost = self.lost_at.filter(|t| *t <= at);
+        for sq in Square::ALL {
+            let i = sq.to_usize();
+            self.changed_at[i] = self.history.last_change(sq, at).max(lost);
+        }
+        self.observed = self.expected;
+        self.raw = to_hardware(&self.observed, self.rotated);
+        self.diff = diff(&self.observed, &self.expected);
+        self.since = [None; 64];
+        self.previous_anchor = self.anchor.min(at);
+        self.anchor = at;
+        self.last_change = at;
+        self.analysed = true;
+        self.tentative = None;
+        self.first_lift = FirstLift::NotYet;
+        self.irregular_since = None;
+        self.unexplained = None;
+    }
+}
