@@ -109,7 +109,6 @@ impl<'a> Deeper<'a> {
                 found: &mut found,
                 seek_whole: false,
                 placed: Some(&placed),
-                seen_only: false,
                 nodes,
             };
             search.dfs(start, codes, plies, &mut path);

@@ -26,8 +26,6 @@ pub(super) struct Search<'a> {
     /// When set, the codes read on each square (a bit per code): only moves whose piece
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
-    /// Only moves whose squares were all seen to change are tried (see `explain`).
-    pub(super) seen_only: bool,
     pub(super) nodes: &'a mut usize,
 }
 
@@ -74,9 +72,6 @@ impl Search<'_> {
             if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
             {
-                continue;
-            }
-            if self.seen_only && (move_squares(mv, pos.turn()) & !self.evidence.seen).any() {
                 continue;
             }
             // On an occupancy-only board only a piece seen leaving its square can move,

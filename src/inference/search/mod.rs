@@ -203,7 +203,6 @@ pub(crate) fn explain(
             found: &mut found,
             seek_whole: weak.is_some(),
             placed: placed.as_ref(),
-            seen_only: false,
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);
@@ -225,39 +224,21 @@ pub(crate) fn explain(
                 && (weak.is_none() || s.ordered)
                 && (!beyond || s.promotions_seen)
         };
-        // Cut short, the search is run again over the moves whose squares were all seen
-        // to change (few pieces: it completes). When those include a whole explanation
-        // with its captures seen, `prefer` keeps only such ones among all the search
-        // would have found: the cut then hides nothing that counts.
-        let mut cut = nodes >= MAX_NODES;
-        if cut && !occupancy_only {
-            let (mut seen, mut spent) = (Vec::new(), 0);
-            let mut path = Vec::with_capacity(plies);
-            Search {
-                target,
-                target_pieces: piece_counts(target),
-                evidence,
-                occupancy_only,
-                skip_first,
-                hypothesis: &[],
-                found: &mut seen,
-                seek_whole: weak.is_some(),
-                placed: placed.as_ref(),
-                seen_only: true,
-                nodes: &mut spent,
-            }
-            .dfs(start, &codes, plies, &mut path);
-            if spent < MAX_NODES && seen.iter().any(|s| whole(s) && s.captures_seen) {
-                found = seen;
-                cut = false;
-            }
-        }
-        if cut {
+        if nodes >= MAX_NODES {
             // Cut short one move deeper than a weak explanation: a whole one found there
             // beats it, but others the search did not reach may explain the board as
             // well, so they are reported, not recorded.
-            if weak.is_some() && !occupancy_only && found.iter().any(whole) {
-                found.retain(whole);
+            // So are those found at the first depth that has any: a board the
+            // recorded position explains is no evidence that its last move must be
+            // replaced (the correction the caller tries after nothing).
+            if !occupancy_only {
+                if weak.is_some() && found.iter().any(whole) {
+                    found.retain(whole);
+                } else if weak.is_none() && !found.is_empty() {
+                    prefer(&mut found);
+                } else {
+                    break;
+                }
                 return Explanation::Ambiguous {
                     plies,
                     sequences: found.into_iter().map(|s| s.moves).collect(),
@@ -371,7 +352,6 @@ pub(crate) fn extend(
             found: &mut found,
             seek_whole: false,
             placed: None,
-            seen_only: false,
             nodes: &mut nodes,
         };
         search.dfs(start, &codes, plies, &mut path);

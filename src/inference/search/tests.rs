@@ -199,3 +199,39 @@ fn too_distant_boards_are_not_explained() {
     );
     assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
 }
+
+/// A middlegame board three moves on (a knight's move, its capture, the recapture): the
+/// search spends its budget at three moves after finding the one that explains it. What
+/// it found is reported, not thrown away as nothing (the caller would then look for a
+/// correction of the last move, and record one that was never played).
+#[test]
+fn a_search_cut_after_finding_explanations_reports_them() {
+    use shakmaty::{CastlingMode, fen::Fen};
+    let fen: Fen = "r3k2r/1pqn1ppp/p1pb1nb1/3pp1B1/P6N/1N1P2P1/1PPQPPBP/R4RK1 b kq - 0 11"
+        .parse()
+        .unwrap();
+    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    let target = from_board(after(&start, &["Nc5", "Nxc5", "Bxc5"]).board(), false);
+    match run(&start, &target, &NO_ORDER) {
+        Explanation::Ambiguous {
+            sequences,
+            exhaustive: false,
+            plies: 3,
+        } => {
+            let truth = ucis(&after_moves(&start, &["Nc5", "Nxc5", "Bxc5"]));
+            assert!(sequences.iter().any(|s| ucis(s) == truth), "{sequences:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn after_moves(pos: &Chess, sans: &[&str]) -> Vec<Move> {
+    let mut p = pos.clone();
+    sans.iter()
+        .map(|san| {
+            let mv = san.parse::<San>().unwrap().to_move(&p).unwrap();
+            p.play_unchecked(mv);
+            mv
+        })
+        .collect()
+}
