@@ -139,15 +139,6 @@ impl History {
             .map(|c| c.at)
     }
 
-    /// When `square`'s reading last changed, if that change is still among those kept.
-    pub fn last_change(&self, square: Square) -> Option<Duration> {
-        self.changes
-            .iter()
-            .rev()
-            .find(|c| c.square == square)
-            .map(|c| c.at)
-    }
-
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)

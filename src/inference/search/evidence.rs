@@ -251,45 +251,6 @@ impl Search<'_> {
             }
             touched |= squares;
         }
-        self.landed_after_leaving(path)
-    }
-
-    /// Whether no move's piece was read on its destination more than a scan before its
-    /// square of departure was first read empty: one piece cannot land before it leaves,
-    /// so a piece read there that early is another (Qxb5 Rf4 Qb4 for Qb4 Rf4 and the
-    /// pawn on b5 lifted for axb5: the queen read on b4 long before b5 emptied). Only a
-    /// move whose squares no later move touches and that the board shows made is
-    /// judged: its departure square then reads empty from its lift on (by the next
-    /// scan), and its destination's last reading began after it landed. Occupancy-only
-    /// boards have their own landing rules.
-    fn landed_after_leaving(&self, path: &[Step]) -> bool {
-        if self.occupancy_only {
-            return true;
-        }
-        let history = self.evidence.history;
-        let mut later = Bitboard::EMPTY;
-        path.iter().rev().all(|step| {
-            let judged = match step.mv {
-                Move::Normal { from, to, .. } | Move::EnPassant { from, to } => Some((from, to)),
-                _ => None,
-            }
-            .filter(|&(from, to)| {
-                !later.contains(from)
-                    && !later.contains(to)
-                    && self.target[from.to_usize()] == EMPTY
-                    && self.target[to.to_usize()] == step.code
-            });
-            later |= step.squares;
-            let Some((from, to)) = judged else {
-                return true;
-            };
-            match (
-                history.last_change(to),
-                history.left(from, self.evidence.start),
-            ) {
-                (Some(landed), Some(left)) => landed + self.evidence.scan >= left,
-                _ => true,
-            }
-        })
+        true
     }
 }
