@@ -3,7 +3,6 @@
 
 use shakmaty::{Chess, Move, Position, Square};
 
-use super::bounds::piece_counts;
 use super::choice::choose;
 use super::dfs::Search;
 use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, Sequence};
@@ -100,16 +99,9 @@ impl<'a> Deeper<'a> {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(plies);
             let mut search = Search {
-                target: self.target,
-                target_pieces: piece_counts(self.target),
-                evidence: self.evidence,
-                occupancy_only: false,
                 skip_first: self.skip_first,
-                hypothesis: &[],
-                found: &mut found,
-                seek_whole: false,
                 placed: Some(&placed),
-                nodes,
+                ..Search::new(self.target, self.evidence, false, &mut found, nodes)
             };
             search.dfs(start, codes, plies, &mut path);
             if *nodes >= MAX_NODES || found.len() >= MAX_COUNTED {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Move, Position};
 
+use super::bounds::piece_counts;
 use super::moves::landing;
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
@@ -27,6 +28,31 @@ pub(super) struct Search<'a> {
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
     pub(super) nodes: &'a mut usize,
+}
+
+impl<'a> Search<'a> {
+    /// A search for `target` that collects what it finds into `found` and counts the
+    /// positions it visits into `nodes`: every move tried, none required first.
+    pub(super) fn new(
+        target: &'a Codes,
+        evidence: Evidence<'a>,
+        occupancy_only: bool,
+        found: &'a mut Vec<Sequence>,
+        nodes: &'a mut usize,
+    ) -> Self {
+        Search {
+            target,
+            target_pieces: piece_counts(target),
+            evidence,
+            occupancy_only,
+            skip_first: None,
+            hypothesis: &[],
+            found,
+            seek_whole: false,
+            placed: None,
+            nodes,
+        }
+    }
 }
 
 impl Search<'_> {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Move, Position};
 
-use self::bounds::{piece_counts, seen_moves_reach};
+use self::bounds::seen_moves_reach;
 use self::choice::{choose, choose_between, prefer};
 use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
@@ -194,16 +194,10 @@ pub(crate) fn explain(
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
-            target,
-            target_pieces: piece_counts(target),
-            evidence,
-            occupancy_only,
             skip_first,
-            hypothesis: &[],
-            found: &mut found,
             seek_whole: weak.is_some(),
             placed: placed.as_ref(),
-            nodes: &mut nodes,
+            ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
         };
         search.dfs(start, &codes, plies, &mut path);
         // Shortest first, but a board explained only by a move still in progress or by
@@ -343,16 +337,8 @@ pub(crate) fn extend(
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
-            target,
-            target_pieces: piece_counts(target),
-            evidence,
-            occupancy_only,
-            skip_first: None,
             hypothesis,
-            found: &mut found,
-            seek_whole: false,
-            placed: None,
-            nodes: &mut nodes,
+            ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
         };
         search.dfs(start, &codes, plies, &mut path);
         if nodes >= MAX_NODES {

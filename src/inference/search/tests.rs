@@ -1,6 +1,6 @@
 //! Unit tests of the search: explanations of boards a few moves on.
 
-use super::bounds::board_counts;
+use super::bounds::{board_counts, piece_counts};
 use super::*;
 use shakmaty::{Square, san::San, uci::UciMove};
 
