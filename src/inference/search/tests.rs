@@ -6,8 +6,7 @@ use shakmaty::{Square, san::San, uci::UciMove};
 
 fn after(pos: &Chess, sans: &[&str]) -> Chess {
     let mut p = pos.clone();
-    for san in sans {
-        let mv = san.parse::<San>().unwrap().to_move(&p).unwrap();
+    for mv in after_moves(pos, sans) {
         p.play_unchecked(mv);
     }
     p
