@@ -104,7 +104,7 @@ impl Variant {
             Variant::Realistic => 996,
             Variant::Styles => 998,
             Variant::Rotated => 999,
-            Variant::Occupancy => 918,
+            Variant::Occupancy => 922,
         }
     }
 

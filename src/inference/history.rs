@@ -173,6 +173,15 @@ impl History {
             .map(|c| c.at)
     }
 
+    /// Whether any square was filled (read occupied) at or after `from`, up to `to`.
+    pub fn any_filled(&self, from: Duration, to: Duration) -> bool {
+        self.changes
+            .iter()
+            .rev()
+            .take_while(|c| c.at >= from)
+            .any(|c| c.occupied && c.at <= to)
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)

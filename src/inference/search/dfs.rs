@@ -101,16 +101,25 @@ impl Search<'_> {
                 continue;
             }
             // On an occupancy-only board only a piece seen leaving its square can move,
-            // after the previous move's piece left and landed.
-            let lift = if self.occupancy_only {
-                let after = path.last().map_or(self.evidence.start, |s| s.lift);
+            // after the previous move's piece left and landed (or was placed and taken
+            // by this move within a scan, see `taken_unseen`).
+            let (lift, taken_unseen) = if self.occupancy_only {
                 let scan = self.evidence.scan;
-                match self.lifted(mv, after) {
-                    Some(t) if path.last().is_none_or(|s| self.landed_by(s, t, scan)) => t,
-                    _ => continue,
+                let after = path.last().map_or(self.evidence.start, |s| s.lift);
+                let Some(t) = self.lifted(mv, after) else {
+                    continue;
+                };
+                match path.last() {
+                    Some(s) if !self.landed_by(s, t, scan) => {
+                        if !self.taken_unseen(s, mv, t) {
+                            continue;
+                        }
+                        (t, true)
+                    }
+                    _ => (t, false),
                 }
             } else {
-                Duration::ZERO
+                (Duration::ZERO, false)
             };
             let role = mv.promotion().unwrap_or(mv.role());
             let code = piece_code(role.of(pos.turn()));
@@ -155,6 +164,7 @@ impl Search<'_> {
                 fills,
                 lift,
                 code,
+                taken_unseen,
             });
             if remaining == 1 {
                 // Off the move's squares the board still differs where it did.
@@ -202,6 +212,8 @@ impl Search<'_> {
             return;
         }
         let (scan, mut settled) = (self.evidence.scan, true);
+        // Its move in progress takes the last move's piece, never read landing.
+        let mut taken = false;
         if !complete {
             // A move in progress leaves only empty squares and pieces of its side where the
             // board still differs (see `in_progress`): other boards need no position.
@@ -217,18 +229,26 @@ impl Search<'_> {
             effect.apply(&mut after);
             let mut pos = before.clone();
             pos.play_unchecked(mv);
-            if !self.in_progress(&pos, &after) || !self.lifted_after(&after, path, scan) {
+            if !self.in_progress(&pos, &after) {
                 return;
             }
-            settled = self.lifted_after(&after, path, Duration::ZERO);
+            if self.lifted_after(&after, path, scan) {
+                settled = self.lifted_after(&after, path, Duration::ZERO);
+            } else if self.taken_in_hand(&after, path) {
+                // Begun before the last move was read landing.
+                (settled, taken) = (false, true);
+            } else {
+                return;
+            }
         }
         let visible = if self.occupancy_only {
             let mut after = self.evidence.start;
-            path.iter().all(|s| {
-                let landed = self.capture_landed(s, after);
-                after = s.lift;
-                landed
-            })
+            !taken
+                && path.iter().all(|s| {
+                    let landed = !s.taken_unseen && self.capture_landed(s, after);
+                    after = s.lift;
+                    landed
+                })
         } else {
             let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
             (squares & !self.evidence.seen).is_empty()

@@ -146,6 +146,43 @@ impl Search<'_> {
             })
     }
 
+    /// On an occupancy-only board, whether the move in progress (its pieces in the
+    /// hand: squares read empty that `codes` occupies) takes the piece the sequence's
+    /// last move placed before that landing was read: the square it fills is never
+    /// read occupied, the capturing piece is in the hand, seen leaving after the last
+    /// move began, and no square was read filling in between (as `taken_unseen` has
+    /// it for a capture that landed). The capture in progress is one nobody saw land.
+    pub(super) fn taken_in_hand(&self, codes: &Codes, path: &[Step]) -> bool {
+        let Some(last) = path.last().filter(|_| self.occupancy_only) else {
+            return false;
+        };
+        let history = self.evidence.history;
+        let scan = self.evidence.scan;
+        let in_hand = occupied(codes) & !occupied(self.target);
+        let unread = |sq| history.filled(sq, last.lift.saturating_sub(scan)).is_none();
+        let Some(square) = (in_hand & last.fills).into_iter().find(|&sq| unread(sq)) else {
+            return false;
+        };
+        let rest = Step {
+            fills: last.fills.without(square),
+            ..*last
+        };
+        // The capturing piece is in the hand too: a square that only empties is no capture.
+        let others = in_hand.without(square);
+        if others.is_empty() {
+            return false;
+        }
+        let mut lifts = others.into_iter().map(|sq| {
+            history
+                .left(sq, last.lift)
+                .filter(|&t| self.landed_by(&rest, t, scan))
+        });
+        let Some(latest) = lifts.try_fold(last.lift, |latest, t| t.map(|t| t.max(latest))) else {
+            return false;
+        };
+        !history.any_filled(last.lift, latest)
+    }
+
     /// On an occupancy-only board, whether `step`'s piece was seen landing (each empty
     /// square it fills read occupied) no later than `slack` after `next_lift`, when the
     /// next piece left its square: a player replies to a finished move. (A reading
@@ -159,6 +196,27 @@ impl Search<'_> {
                 .filled(sq, step.lift.saturating_sub(scan))
                 .is_some_and(|at| at <= next_lift + slack)
         })
+    }
+
+    /// On an occupancy-only board, whether `mv` captures the piece `step` placed on a
+    /// square it filled (en passant too), that landing never read: a piece placed and
+    /// taken within a scan, the capturer's landing read for both. Only when no square
+    /// at all was read filling from `step`'s lift to `mv`'s (at `next_lift`): such a
+    /// reading may be where the piece landed, or its way there. Such a capture was not
+    /// seen landing: a guess as good as any other unseen capture (see
+    /// `capture_landed`), kept beside them for the moves that follow to decide.
+    pub(super) fn taken_unseen(&self, step: &Step, mv: Move, next_lift: Duration) -> bool {
+        let Some(square) = capture_square(mv).filter(|&sq| step.fills.contains(sq)) else {
+            return false;
+        };
+        if self.evidence.history.any_filled(step.lift, next_lift) {
+            return false;
+        }
+        let rest = Step {
+            fills: step.fills.without(square),
+            ..*step
+        };
+        self.landed_by(&rest, next_lift, self.evidence.scan)
     }
 
     /// When the piece(s) of `mv` were first seen leaving their square at or after

@@ -107,6 +107,9 @@ struct Step {
     lift: Duration,
     /// The code of the piece it places on its destination.
     code: u8,
+    /// On an occupancy-only board, it captures the piece the previous move placed
+    /// before that landing was read (see `taken_unseen`).
+    taken_unseen: bool,
 }
 
 /// One sequence that explains the board.
