@@ -12,7 +12,7 @@ use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Evidence, Explanation, MAX_COUNTED, explain, extend};
+use super::search::{Evidence, Explanation, MAX_COUNTED, explain, extend, moved_elsewhere};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -28,6 +28,14 @@ fn sans(pos: &Chess, moves: &[Move]) -> String {
         .map(|&mv| SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How many moves an explanation makes (none: more than any).
+fn plies(found: &Explanation) -> usize {
+    match found {
+        Explanation::Nothing => usize::MAX,
+        Explanation::Found { plies, .. } | Explanation::Ambiguous { plies, .. } => *plies,
+    }
 }
 
 /// Whether `sequences` (two or more) play the same moves but for the piece a pawn
@@ -67,7 +75,8 @@ impl Engine {
             self.new_game_unseen();
             return;
         }
-        if self.promotion_piece()
+        if self.contradicted()
+            || self.promotion_piece()
             || self.pending()
             || self.explained(MAX_RECORDED_ROUNDS)
             || self.new_game_unseen()
@@ -328,6 +337,7 @@ impl Engine {
             correction: false,
             binding: true,
             takeback: Some(ply),
+            hold: false,
         };
         self.report_ambiguity(Some((plies, ambiguity)));
         true
@@ -355,6 +365,7 @@ impl Engine {
         self.events
             .push_back(Event::MovesRetracted { ply, retracted });
         self.assumed_queen = self.assumed_queen.filter(|&p| p <= ply);
+        self.unconfirmed = None;
         self.first_lift = FirstLift::NotYet;
         self.move_lift = FirstLift::NotYet;
         self.rebuild();
@@ -436,9 +447,14 @@ impl Engine {
             None,
         );
         let n = self.record.ply_count();
-        if found == Explanation::Nothing
-            && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i))
-        {
+        // A last move whose rest was not read may have gone on while the link was down:
+        // the board read after it is then explained with that move's piece taken on
+        // from the same square, when that takes fewer moves than explaining it after
+        // the move (a slide cut off, then finished: Rd7 read, then Rd8; not Rd7 and a
+        // round trip of the other side). Another piece is no such slide (exd5 read
+        // whole is not Nc3 with a capture in progress).
+        let retry = found == Explanation::Nothing || self.lost_updates && self.rest_unread;
+        if retry && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i)) {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the
             // position it replaces was first shown: a piece lifted earlier in the game
@@ -447,7 +463,7 @@ impl Engine {
                 start: self.previous_anchor.saturating_sub(self.config.settle),
                 ..evidence
             };
-            found = explain(
+            let replaced = explain(
                 previous,
                 &self.observed,
                 evidence,
@@ -455,7 +471,18 @@ impl Engine {
                 depth,
                 Some(last),
             );
-            correction = true;
+            let went_on = |mv: &Move| moved_elsewhere(last, *mv).is_some();
+            let slide = match &replaced {
+                Explanation::Found { moves, .. } => moves.first().is_some_and(went_on),
+                Explanation::Ambiguous { sequences, .. } => {
+                    sequences.iter().all(|s| s.first().is_some_and(went_on))
+                }
+                Explanation::Nothing => false,
+            };
+            if found == Explanation::Nothing || slide && plies(&replaced) < plies(&found) {
+                found = replaced;
+                correction = true;
+            }
         }
         match found {
             // On a board that reads pieces, the moves made since a binding ambiguity whose
@@ -471,6 +498,21 @@ impl Engine {
             Explanation::Nothing => {
                 self.unexplained = Some(key);
                 false
+            }
+            // A move read since moves were recorded from a board read after lost updates,
+            // fitted only with moves never read while the link was up: those moves were
+            // wrong (see `unconfirmed`).
+            Explanation::Found { ref moves, .. }
+                if self.unseen_fit(std::slice::from_ref(moves), correction) =>
+            {
+                self.withdraw();
+                true
+            }
+            Explanation::Ambiguous { ref sequences, .. }
+                if self.unseen_fit(sequences, correction) =>
+            {
+                self.withdraw();
+                true
             }
             Explanation::Found { moves, plies, .. }
                 if self
@@ -512,6 +554,7 @@ impl Engine {
                     correction,
                     binding: false,
                     takeback: None,
+                    hold: false,
                 };
                 // Only the sequences that agree with an ambiguity still open can be the
                 // moves made.
@@ -588,7 +631,7 @@ impl Engine {
         let Some(open) = self
             .ambiguity
             .clone()
-            .filter(|a| a.binding && a.takeback.is_none())
+            .filter(|a| a.binding && a.takeback.is_none() && !a.hold)
         else {
             return false;
         };
@@ -646,6 +689,7 @@ impl Engine {
             sequences: rest,
             correction: open.correction && shared == 0,
             takeback: None,
+            hold: false,
         };
         let plies = ambiguity.sequences[0].len();
         self.report_ambiguity(Some((plies, ambiguity)));
@@ -660,7 +704,7 @@ impl Engine {
 
     /// Reports `new` as the open ambiguity, or the one still open again (the board is
     /// still ambiguous, though further on).
-    fn report_ambiguity(&mut self, new: Option<(usize, Ambiguity)>) {
+    pub(super) fn report_ambiguity(&mut self, new: Option<(usize, Ambiguity)>) {
         let plies = match new {
             Some((plies, ambiguity)) => {
                 self.ambiguity = Some(ambiguity);
@@ -673,6 +717,11 @@ impl Engine {
                 .map_or(0, Vec::len),
         };
         let candidates = self.open_ambiguity();
+        if candidates.is_empty() && self.ambiguity.as_ref().is_some_and(|a| a.hold) {
+            // Withdrawn moves no sequence within the search explains: still irregular.
+            self.irregular(IrregularKind::NoLegalContinuation);
+            return;
+        }
         self.events.push_back(Event::Ambiguous {
             plies,
             explanations: candidates.len(),
@@ -768,7 +817,7 @@ impl Engine {
     }
 
     /// Reports what to put where to restore the last legal position.
-    fn irregular(&mut self, kind: IrregularKind) {
+    pub(super) fn irregular(&mut self, kind: IrregularKind) {
         let pos = self.record.position();
         let restore = self
             .diff

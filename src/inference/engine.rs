@@ -29,6 +29,7 @@ use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
 use super::search::{Explanation, Since, explain, landing, moved_elsewhere};
+use super::unconfirmed::Unconfirmed;
 use crate::game::{GameRecord, Status, Termination};
 
 /// A move recognised on the board but not recorded yet.
@@ -65,6 +66,10 @@ pub(super) struct Ambiguity {
     /// after the sequences). The position is the same either way, so the moves made
     /// next tell nothing: nothing is recorded until the arbiter picks.
     pub takeback: Option<usize>,
+    /// Moves recorded from a board read after lost updates were withdrawn (see
+    /// `unconfirmed`): how many moves were made is not known, so nothing is recorded
+    /// until the arbiter picks one of the sequences or enters the moves.
+    pub hold: bool,
 }
 
 impl Ambiguity {
@@ -76,6 +81,7 @@ impl Ambiguity {
     /// in the hand again, was not taken back).
     pub fn contradicts(&self, moves: &[Move], plies: usize, correction: bool) -> bool {
         self.takeback.is_some()
+            || self.hold
             || self.binding
                 && (self.correction != correction
                     || !self
@@ -127,6 +133,13 @@ pub struct Engine {
     pub(super) lost_updates: bool,
     /// When updates were last lost: the readings before it are not all known.
     pub(super) lost_at: Option<Duration>,
+    /// When updates were lost, the last move had been recorded with no reading after the
+    /// board showed it: its settle window may have run while the link was down (a slide
+    /// cut off on its way), so the board read then may show it made on (see `explained`).
+    pub(super) rest_unread: bool,
+    /// Moves recorded from the board read after lost updates, until a move read since
+    /// confirms the side to move (see `unconfirmed`).
+    pub(super) unconfirmed: Option<Unconfirmed>,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
     /// Games a new game replaced, one per `NewGame` event, oldest first, until taken.
@@ -168,6 +181,8 @@ impl Engine {
             ambiguity: None,
             lost_updates: false,
             lost_at: None,
+            unconfirmed: None,
+            rest_unread: false,
             events: VecDeque::new(),
             replaced: VecDeque::new(),
         };
@@ -265,9 +280,13 @@ impl Engine {
         // A move that rested its settle window before is recorded first: recording it
         // must not clear what is said here of the board read now.
         self.tick(now);
+        self.rest_unread = self.record.ply_count() > 0 && self.last_change <= self.anchor;
         self.changed_at = [Some(now); 64];
         self.lost_updates = true;
         self.lost_at = Some(now);
+        if let Some(unconfirmed) = &mut self.unconfirmed {
+            unconfirmed.at = now;
+        }
     }
 
     /// The live board (the mirror, raw codes by hardware index) after a change at `now`.
@@ -546,6 +565,7 @@ impl Engine {
 
     /// Records `mv` (legal in the current position) and reports it.
     pub(super) fn play(&mut self, mv: Move) {
+        self.note_recorded(self.record.ply_count());
         let before = self.record.position().clone();
         let Ok(recorded) = self.record.push(mv) else {
             return;
@@ -573,7 +593,11 @@ impl Engine {
     /// `correction`: a sequence the search found or the arbiter picked, so no lift seen
     /// is known to start any of them.
     pub(super) fn record_sequence(&mut self, moves: &[Move], correction: bool) {
+        // Each move of a sequence explaining a board read after lost updates is such a
+        // move (recording one clears the flag).
+        let lost_updates = self.lost_updates;
         for (i, &mv) in moves.iter().enumerate() {
+            self.lost_updates = lost_updates;
             self.first_lift = FirstLift::Unclear;
             if correction && i == 0 {
                 self.correct_last(mv);
@@ -590,6 +614,7 @@ impl Engine {
         let Some(old) = self.record.moves().last().map(|m| m.san.to_string()) else {
             return;
         };
+        self.note_recorded(ply - 1);
         if self.record.replace(ply, mv).is_err() {
             return;
         }
@@ -680,6 +705,7 @@ impl Engine {
         // An ambiguity is about the position it was reported from.
         self.ambiguity = None;
         self.lost_updates = false;
+        self.rest_unread = false;
         self.report_status(status);
     }
 

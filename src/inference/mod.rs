@@ -18,6 +18,7 @@ mod pending;
 mod replay;
 mod search;
 mod signals;
+mod unconfirmed;
 
 pub use config::{EngineConfig, Mode};
 pub use engine::Engine;

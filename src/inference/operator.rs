@@ -94,7 +94,11 @@ impl Engine {
         };
         let count = reported.len();
         match (ambiguity.sequences.get(index), ambiguity.takeback) {
-            (Some(moves), _) => self.record_sequence(moves, ambiguity.correction),
+            (Some(moves), _) => {
+                self.record_sequence(moves, ambiguity.correction);
+                // The arbiter's: not moves read after lost updates waiting to be confirmed.
+                self.unconfirmed = None;
+            }
             (None, Some(ply)) => self.retract_to(ply),
             (None, None) => {}
         }
@@ -145,6 +149,7 @@ impl Engine {
             return Err(EngineError::NotOnTheBoard(text));
         }
         self.record_sequence(&entered, false);
+        self.unconfirmed = None;
         let ply = self.record.ply_count();
         let sans = self.record.sans()[ply - entered.len()..].join(" ");
         self.record
@@ -302,6 +307,7 @@ impl Engine {
         }
         self.last_status = record.status();
         self.record = record;
+        self.unconfirmed = None;
         self.turn_open = turn_open;
         self.first_lift = FirstLift::NotYet;
         self.move_lift = FirstLift::NotYet;

@@ -18,7 +18,7 @@ mod tests;
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Move, Position};
+use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
 use self::bounds::seen_moves_reach;
 use self::choice::{choose, choose_between, prefer};
@@ -315,6 +315,37 @@ pub(crate) fn explain(
         (None, Some((found, plies))) => choose(found, plies),
         (None, None) => Explanation::Nothing,
     }
+}
+
+/// The complete explanations of `target` from `start` after which `turn` is to move, of
+/// the fewest moves (at most `max_plies`) that give any, preferred as by `choose`; and
+/// whether they are every such explanation (the search was not cut). For a board read
+/// after lost updates whose side to move the moves read since showed to be the other:
+/// only explanations of the other parity can be the moves made.
+pub(crate) fn explain_to_move(
+    start: &Chess,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    occupancy_only: bool,
+    max_plies: usize,
+    turn: Color,
+) -> (Vec<Vec<Move>>, bool) {
+    let codes = from_board(start.board(), occupancy_only);
+    let mut nodes = 0;
+    let fewest = if start.turn() == turn { 2 } else { 1 };
+    for plies in (fewest..=max_plies).step_by(2) {
+        let mut found = Vec::new();
+        let mut path = Vec::with_capacity(plies);
+        Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
+            .dfs(start, &codes, plies, &mut path);
+        let exhaustive = found.len() < MAX_COUNTED && nodes < MAX_NODES;
+        found.retain(|s| s.complete);
+        if !found.is_empty() || !exhaustive {
+            prefer(&mut found);
+            return (found.into_iter().map(|s| s.moves).collect(), exhaustive);
+        }
+    }
+    (Vec::new(), true)
 }
 
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that

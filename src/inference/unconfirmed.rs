@@ -1,0 +1,164 @@
+//! Moves recorded from a board read after lost updates stay unconfirmed until a move read
+//! since agrees with the side to move they leave; a board that contradicts it withdraws
+//! them and is reported for the arbiter.
+//!
+//! A board read whole after lost updates (a link gap, a restart) is explained by the
+//! fewest moves that reach it, but pieces may have gone away and back meanwhile: a king
+//! that went a6-a5-b6-a5 while the queen went d3-a3-b3 is also Ka5 Qb3, two plies for
+//! five, which leaves the other side to move. No search can tell them apart; the next
+//! move read can, when it is made by the side the record says is not to move. Fitting
+//! that move from the record's position instead takes moves never seen while the link
+//! was up (a bishop never lifted), and the game goes on wrong.
+
+use std::time::Duration;
+
+use shakmaty::{Bitboard, Chess, Move, Position, Square};
+
+use super::codes::move_squares;
+use super::engine::{Ambiguity, Engine};
+use super::event::IrregularKind;
+use super::search::{Evidence, Explanation, explain, explain_to_move};
+
+/// Moves recorded from a board read after lost updates, not yet confirmed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Unconfirmed {
+    /// The record's length before them.
+    pub ply: usize,
+    /// When the board was read (updates were last lost): later changes were read live.
+    pub at: Duration,
+}
+
+impl Engine {
+    /// Keeps track of what a move recorded after `ply` moves means for the unconfirmed
+    /// moves: one explaining the board read after lost updates is unconfirmed; any other
+    /// (a move read live, the arbiter's) confirms those before it.
+    pub(super) fn note_recorded(&mut self, ply: usize) {
+        self.unconfirmed = match (self.lost_updates, self.lost_at) {
+            (true, Some(at)) => Some(self.unconfirmed.unwrap_or(Unconfirmed { ply, at })),
+            _ => None,
+        };
+    }
+
+    /// Whether every square `moves` (legal one after the other from `start`) change was
+    /// read changing after `at`, while the link was up.
+    fn read_since(&self, at: Duration, start: &Chess, moves: &[Move]) -> bool {
+        let mut turn = start.turn();
+        let squares = moves.iter().fold(Bitboard::EMPTY, |all, &mv| {
+            let squares = move_squares(mv, turn);
+            turn = !turn;
+            all | squares
+        });
+        squares
+            .into_iter()
+            .all(|sq: Square| self.changed_at[sq.to_usize()].is_some_and(|changed| changed > at))
+    }
+
+    /// Whether the moves read since unconfirmed moves were recorded are explained only by
+    /// the side the record says is not to move, every square they change read changing
+    /// since: the unconfirmed moves are then withdrawn (see `withdraw`). A board that
+    /// reads occupancy only cannot show whose piece moved.
+    pub(super) fn contradicted(&mut self) -> bool {
+        let Some(unconfirmed) = self.unconfirmed else {
+            return false;
+        };
+        if self.config.occupancy_only || self.turn_open || self.lost_updates {
+            return false;
+        }
+        let pos = self.record.position().clone();
+        let Ok(other) = pos.clone().swap_turn() else {
+            return false;
+        };
+        let depth = self.config.max_search_plies;
+        let at = unconfirmed.at;
+        let by_other = explain(&other, &self.observed, self.evidence(), false, depth, None);
+        let Explanation::Found {
+            moves,
+            complete: true,
+            ..
+        } = by_other
+        else {
+            return false;
+        };
+        if !self.read_since(at, &other, &moves) {
+            return false;
+        }
+        let own = explain(&pos, &self.observed, self.evidence(), false, depth, None);
+        let explains = match own {
+            Explanation::Nothing => false,
+            Explanation::Found { moves, .. } => self.read_since(at, &pos, &moves),
+            Explanation::Ambiguous { sequences, .. } => {
+                sequences.iter().any(|s| self.read_since(at, &pos, s))
+            }
+        };
+        if explains {
+            return false;
+        }
+        self.withdraw();
+        true
+    }
+
+    /// Whether each of `sequences` (from the recorded position, or from the one before
+    /// the last move when `correction`) fits the moves read since unconfirmed moves were
+    /// recorded with a move never read while the link was up: the board read after lost
+    /// updates was then explained wrongly (see `withdraw`).
+    pub(super) fn unseen_fit(&self, sequences: &[Vec<Move>], correction: bool) -> bool {
+        let Some(unconfirmed) = self.unconfirmed else {
+            return false;
+        };
+        if self.config.occupancy_only || self.lost_updates || sequences.is_empty() {
+            return false;
+        }
+        let n = self.record.ply_count();
+        let start = match correction {
+            true => n.checked_sub(1).and_then(|i| self.record.position_at(i)),
+            false => Some(self.record.position()),
+        };
+        let Some(start) = start.cloned() else {
+            return false;
+        };
+        sequences
+            .iter()
+            .all(|s| !self.read_since(unconfirmed.at, &start, s))
+    }
+
+    /// Takes back the unconfirmed moves and reports the position they reached for the
+    /// arbiter: as ambiguous between the sequences of the other parity that reach it
+    /// (the fewest moves, within the search depth, after which the side that moved since
+    /// is to move), or irregular when there are none. Nothing is recorded until the
+    /// arbiter picks or enters the moves; the readings since are then replayed.
+    pub(super) fn withdraw(&mut self) {
+        let Some(unconfirmed) = self.unconfirmed.take() else {
+            return;
+        };
+        let reached = self.expected;
+        let mover = !self.record.position().turn();
+        self.retract_to(unconfirmed.ply);
+        self.lost_updates = true;
+        let evidence = Evidence {
+            seen: Bitboard::FULL,
+            ..self.evidence()
+        };
+        let (sequences, exhaustive) = explain_to_move(
+            self.record.position(),
+            &reached,
+            evidence,
+            false,
+            self.config.max_search_plies,
+            mover,
+        );
+        let plies = sequences.first().map_or(0, Vec::len);
+        let ambiguity = Ambiguity {
+            sequences,
+            correction: false,
+            binding: exhaustive,
+            takeback: None,
+            hold: true,
+        };
+        if plies == 0 {
+            self.ambiguity = Some(ambiguity);
+            self.irregular(IrregularKind::NoLegalContinuation);
+        } else {
+            self.report_ambiguity(Some((plies, ambiguity)));
+        }
+    }
+}
