@@ -351,6 +351,9 @@ struct Played {
     /// Moves per handling style, as the simulator played them.
     styles: Vec<(Style, usize)>,
     stuck: Option<String>,
+    /// The candidate sequences (SAN) of the ambiguity the engine left open, waiting for
+    /// the arbiter.
+    open: Vec<String>,
 }
 
 /// Plays one game through simulator → decoder → mirror → engine in simulated time.
@@ -370,6 +373,7 @@ fn play(variant: Variant, game: &Game, keep_trace: bool) -> Played {
         trace: Vec::new(),
         styles: Vec::new(),
         stuck: None,
+        open: Vec::new(),
     };
     let mut now = Duration::ZERO;
     let mut init = Vec::new();
@@ -455,6 +459,7 @@ fn play(variant: Variant, game: &Game, keep_trace: bool) -> Played {
     );
     played.sans = back.sans;
     played.result = back.result;
+    played.open = engine.open_ambiguity();
     if keep_trace {
         played.trace.sort_by_key(|(t, _)| *t);
     }
@@ -469,6 +474,9 @@ struct Failure {
     ply: usize,
     expected: String,
     got: String,
+    /// A missing move the engine reported as ambiguous, the moves played among the
+    /// candidates: the board could not tell them apart, and the arbiter picks.
+    for_arbiter: bool,
 }
 
 /// Checks a played game; `None` when it passes.
@@ -479,6 +487,7 @@ fn check(variant: Variant, index: usize, game: &Game, played: &Played) -> Option
         ply,
         expected: expected.to_string(),
         got: got.to_string(),
+        for_arbiter: false,
     };
     let diverge = game
         .sans
@@ -490,11 +499,20 @@ fn check(variant: Variant, index: usize, game: &Game, played: &Played) -> Option
         });
     if let Some(i) = diverge {
         let none = "(none)".to_string();
-        return Some(fail(
-            i + 1,
-            game.sans.get(i).unwrap_or(&none),
-            played.sans.get(i).unwrap_or(&none),
-        ));
+        let for_arbiter = i == played.sans.len()
+            && played.open.iter().any(|candidate| {
+                let moves: Vec<&str> = candidate.split_whitespace().collect();
+                let played = game.sans.get(i..i + moves.len());
+                played.is_some_and(|s| s.iter().zip(&moves).all(|(a, b)| a == b))
+            });
+        return Some(Failure {
+            for_arbiter,
+            ..fail(
+                i + 1,
+                game.sans.get(i).unwrap_or(&none),
+                played.sans.get(i).unwrap_or(&none),
+            )
+        });
     }
     if let Some(why) = &played.stuck {
         return Some(fail(game.sans.len(), "(finished)", why));
@@ -608,8 +626,13 @@ fn describe(games: &[Game], f: &Failure) -> String {
         Variant::Styles => format!(" [{}]", style_name(forced_style(game))),
         _ => String::new(),
     };
+    let arbiter = if f.for_arbiter {
+        " (ambiguous, the moves played among the candidates)"
+    } else {
+        ""
+    };
     format!(
-        "{}{style} {}#{} seed {:#x}: ply {} expected {} got {}",
+        "{}{style} {}#{} seed {:#x}: ply {} expected {} got {}{arbiter}",
         f.variant.name(),
         game.file,
         game.number,
@@ -782,14 +805,15 @@ fn report(summary: &Summary) -> String {
     let count =
         |pred: &dyn Fn(&Failure) -> bool| summary.failures.iter().filter(|f| pred(f)).count();
     let missing = count(&|f| f.got == "(none)");
+    let for_arbiter = count(&|f| f.for_arbiter);
     let extra = count(&|f| f.expected == "(none)");
     let result = count(&|f| f.expected.starts_with("result"));
     let stuck = count(&|f| f.expected == "(finished)");
     let wrong = summary.failures.len() - missing - extra - result - stuck;
     format!(
         "corpus {:<9} {:>4}/{:<4} games pass ({rate:.2} %), {} plies, {} observations, {:.1} s; \
-         failures: {wrong} wrong move, {missing} missing moves, {extra} extra moves, \
-         {result} wrong result, {stuck} stuck",
+         failures: {wrong} wrong move, {missing} missing moves ({for_arbiter} ambiguous, \
+         for the arbiter), {extra} extra moves, {result} wrong result, {stuck} stuck",
         summary.variant.name(),
         summary.passed,
         summary.games,
@@ -925,6 +949,7 @@ fn replay_one_game() {
         ply: game.sans.len(),
         expected: "(passes)".into(),
         got: "(passes)".into(),
+        for_arbiter: false,
     });
     println!("{}", repro(&games, &f));
     println!("full trace:");
@@ -965,6 +990,7 @@ fn checks_catch_wrong_records() {
         trace: Vec::new(),
         styles: Vec::new(),
         stuck: None,
+        open: Vec::new(),
     };
     assert!(check(Variant::Realistic, index, game, &good).is_none());
     let mut short = Played {
@@ -1038,5 +1064,6 @@ fn clone(p: &Played) -> Played {
         trace: Vec::new(),
         styles: p.styles.clone(),
         stuck: p.stuck.clone(),
+        open: p.open.clone(),
     }
 }

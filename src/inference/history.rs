@@ -84,6 +84,32 @@ impl History {
         false
     }
 
+    /// Whether `square` read `code`, the code of a piece placed there, at or after `from`
+    /// in a way a wrong code does not explain. A wrong code is one reading of a piece
+    /// just placed, and the next scan reads its true code; so the code counts when it
+    /// stood (see `stood`), when it was read twice (the same wrong code again would take
+    /// the piece placed again and misread alike), or when it replaced a code of
+    /// `corrects` (a bit per code: pieces of its side the player would not have put there
+    /// instead) with the square never read empty between: that one was the wrong code.
+    pub fn placed(
+        &self,
+        square: Square,
+        code: u8,
+        from: Duration,
+        (least, replaced): (Duration, bool),
+        corrects: u16,
+    ) -> bool {
+        if self.stood(square, code, from, least, replaced) {
+            return true;
+        }
+        let mut reads = self.on(square).filter(|c| c.code == code && c.at >= from);
+        match (reads.next(), reads.next()) {
+            (Some(_), Some(_)) => true,
+            (Some(once), None) => corrects & 1u16.checked_shl(once.was.into()).unwrap_or(0) != 0,
+            _ => false,
+        }
+    }
+
     /// The pieces read at or after `from` and replaced since by another reading of
     /// their square (the board's current readings left out), newest first.
     pub fn replaced_pieces(&self, from: Duration) -> impl Iterator<Item = (Square, u8)> + '_ {

@@ -254,18 +254,22 @@ impl Search<'_> {
             (squares & !self.evidence.seen).is_empty()
         };
         let ordered = self.ordered(path);
+        let promotions_seen = self.promotions_seen(path);
         if self.found.len() >= MAX_COUNTED {
             if !(visible && ordered) {
                 return;
             }
-            self.seek_whole = false;
+            // A pawn promoting to a piece the board never read shows as well as one
+            // promoting to another: the search goes on for those too, so that the piece
+            // first in move order is not recorded as the one explanation.
+            self.seek_whole = !promotions_seen;
         }
         self.found.push(Sequence {
             moves: path.iter().map(|s| s.mv).collect(),
             complete,
             visible,
             ordered,
-            promotions_seen: self.promotions_seen(path),
+            promotions_seen,
             captures_seen: self.captures_seen(path),
             settled,
             unseen_capture: self.occupancy_only && !visible,

@@ -233,10 +233,12 @@ impl Search<'_> {
     }
 
     /// Whether each promoted piece was read on its promotion square since the sequence
-    /// began, for longer than a wrong code lasts (one scan): when a fast reply captured
+    /// began as no wrong code is (see `History::placed`): when a fast reply captured
     /// it, that reading is the only evidence of the piece chosen, and it must then be
-    /// one the capture replaced (not the capturing piece's). Occupancy-only boards
-    /// cannot tell pieces apart.
+    /// one the capture replaced (not the capturing piece's). A later move of the
+    /// sequence that puts a piece of the same code there (a rook recapturing where a
+    /// pawn would have become a rook) leaves no reading that tells the two apart.
+    /// Occupancy-only boards cannot tell pieces apart.
     pub(super) fn promotions_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
@@ -248,11 +250,21 @@ impl Search<'_> {
             let square = step.mv.to();
             let color = Color::from_white(square.rank() == Rank::Eighth);
             let code = piece_code(role.of(color));
-            let captured = path[i + 1..].iter().any(|later| later.mv.to() == square);
+            let landing = || path[i + 1..].iter().filter(|later| later.mv.to() == square);
+            if landing().any(|later| later.code == code) {
+                return false;
+            }
+            let captured = landing().next().is_some();
+            // Its side's other pieces: the pawn is left out (the pawn put on the last
+            // rank and then swapped for the piece, whose first reading may be wrong).
+            let corrects = Role::ALL
+                .into_iter()
+                .filter(|&r| r != role && r != Role::Pawn)
+                .fold(0u16, |bits, r| bits | 1 << piece_code(r.of(color)));
             let (start, scan) = (self.evidence.start, self.evidence.scan);
             self.evidence
                 .history
-                .stood(square, code, start, scan, captured)
+                .placed(square, code, start, (scan, captured), corrects)
         })
     }
 
