@@ -345,13 +345,15 @@ impl Engine {
 
     /// What the board showed since the last recorded move, for the search.
     pub(super) fn evidence(&self) -> Evidence<'_> {
+        let start = self.anchor.saturating_sub(self.config.settle);
         Evidence {
             since: &self.since,
             seen: self.seen(),
             history: &self.history,
-            start: self.anchor.saturating_sub(self.config.settle),
+            start,
             readings: self.readings_from(),
             scan: self.config.settle,
+            continuous: self.lost_at.is_none_or(|t| t < start),
         }
     }
 
@@ -459,8 +461,10 @@ impl Engine {
             // The replaced move was begun before the last one was recorded, after the
             // position it replaces was first shown: a piece lifted earlier in the game
             // is no evidence of it.
+            let start = self.previous_anchor.saturating_sub(self.config.settle);
             let evidence = Evidence {
-                start: self.previous_anchor.saturating_sub(self.config.settle),
+                start,
+                continuous: self.lost_at.is_none_or(|t| t < start),
                 ..evidence
             };
             let replaced = explain(
@@ -642,8 +646,10 @@ impl Engine {
             true => self.previous_anchor,
             false => self.anchor,
         };
+        let start = anchor.saturating_sub(self.config.settle);
         let evidence = Evidence {
-            start: anchor.saturating_sub(self.config.settle),
+            start,
+            continuous: self.lost_at.is_none_or(|t| t < start),
             ..self.evidence()
         };
         let mut survivors: Vec<(Vec<Move>, bool)> = Vec::new();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use shakmaty::Square;
 
-use super::codes::Codes;
+use super::codes::{Codes, code_piece};
 
 /// Changes kept: several moves' worth (a move is a handful of changes, noise a few more),
 /// so the deepest explanation the search looks for is covered.
@@ -110,6 +110,44 @@ impl History {
         }
     }
 
+    /// Whether `square` read `code` at or after `from` and before `until`.
+    pub fn read(&self, square: Square, code: u8, from: Duration, until: Duration) -> bool {
+        self.on(square)
+            .any(|c| c.code == code && c.at >= from && c.at < until)
+    }
+
+    /// Whether `square` read another piece of `code`'s colour at or after `from` and
+    /// before `until` for at most `scan`, and then no piece of that colour: a piece
+    /// placed is read with a wrong code for a scan, and one taken away before the next
+    /// scan is never read with its own. (A wrong code corrected is the piece itself
+    /// read: see `read`.)
+    pub fn misread(
+        &self,
+        square: Square,
+        code: u8,
+        (from, until): (Duration, Duration),
+        scan: Duration,
+    ) -> bool {
+        let color = |code: u8| code_piece(code).map(|p| p.color);
+        let mut on = self.on(square).peekable();
+        while let Some(c) = on.next() {
+            let Some(next) = on.peek() else {
+                return false;
+            };
+            if c.at >= from
+                && c.at < until
+                && c.code != code
+                && color(c.code).is_some()
+                && color(c.code) == color(code)
+                && next.at <= c.at + scan
+                && color(next.code) != color(code)
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The pieces read at or after `from` and replaced since by another reading of
     /// their square (the board's current readings left out), newest first.
     pub fn replaced_pieces(&self, from: Duration) -> impl Iterator<Item = (Square, u8)> + '_ {
@@ -208,6 +246,13 @@ impl History {
             .any(|c| c.occupied && c.at <= to)
     }
 
+    /// When `square` first read `code` at or after `from`.
+    pub fn filled_with(&self, square: Square, code: u8, from: Duration) -> Option<Duration> {
+        self.on(square)
+            .find(|c| c.code == code && c.at >= from)
+            .map(|c| c.at)
+    }
+
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
         self.on(square)
@@ -258,6 +303,33 @@ mod tests {
             });
         }
         assert_eq!(h.left(Square::E2, ms(0)), None);
+    }
+
+    #[test]
+    fn a_wrong_code_taken_away_within_a_scan_is_a_misread_piece() {
+        // f6: empty, a black pawn (code 7) read as a black bishop (10) for a scan, then
+        // a white pawn (1) taking it; later a black bishop (10) read as a pawn (7).
+        let mut h = History::default();
+        for (t, code) in [(100, 10), (320, 1), (900, 7), (1120, 10)] {
+            h.push(Change {
+                at: ms(t),
+                square: Square::F6,
+                occupied: code != 0,
+                code,
+                was: 0,
+            });
+        }
+        let scan = ms(250);
+        let taken = h.filled_with(Square::F6, 1, ms(0));
+        assert_eq!(taken, Some(ms(320)));
+        let until = taken.unwrap_or(Duration::MAX);
+        // The pawn itself was read only after the capture (the bishop's wrong code).
+        assert!(!h.read(Square::F6, 7, ms(0), until));
+        assert!(h.read(Square::F6, 7, ms(0), Duration::MAX));
+        assert!(h.misread(Square::F6, 7, (ms(0), until), scan));
+        // Not before the capture's window, nor a wrong code corrected to its own colour.
+        assert!(!h.misread(Square::F6, 7, (ms(200), until), scan));
+        assert!(!h.misread(Square::F6, 10, (ms(500), Duration::MAX), scan));
     }
 
     #[test]

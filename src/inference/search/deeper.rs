@@ -77,6 +77,12 @@ impl<'a> Deeper<'a> {
         shows(self.start, self.codes, &s.moves, self.stood.iter().copied())
     }
 
+    /// Whether the board read a piece standing that none of the `shorter` explanations
+    /// shows where it stood.
+    pub(super) fn overlooked(&self, shorter: &[&Sequence]) -> bool {
+        !self.stood.is_empty() && !shorter.iter().any(|s| self.shown(s))
+    }
+
     /// When none of the `shorter` explanations shows every such piece: the explanations
     /// of the fewest moves in `depths` that do, are seen whole (every square seen to
     /// change, in the order of the lifts, promoted pieces read) and complete if
@@ -91,7 +97,7 @@ impl<'a> Deeper<'a> {
         nodes: &mut usize,
     ) -> Option<Explanation> {
         let (start, codes) = (self.start, self.codes);
-        if self.stood.is_empty() || shorter.iter().any(|s| self.shown(s)) {
+        if !self.overlooked(shorter) {
             return None;
         }
         let placed = self.evidence.history.codes_read(self.evidence.start);

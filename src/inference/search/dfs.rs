@@ -6,7 +6,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, Chess, Move, Position};
 
 use super::bounds::piece_counts;
-use super::moves::landing;
+use super::moves::{capture_square, landing};
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
 
@@ -251,7 +251,7 @@ impl Search<'_> {
                 })
         } else {
             let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
-            (squares & !self.evidence.seen).is_empty()
+            (squares & !self.evidence.seen & !unread_victims(path)).is_empty()
         };
         let ordered = self.ordered(path);
         let promotions_seen = self.promotions_seen(path);
@@ -275,4 +275,22 @@ impl Search<'_> {
             unseen_capture: self.occupancy_only && !visible,
         });
     }
+}
+
+/// The squares of pawns the sequence moves two steps and then takes en passant: such a
+/// pawn, placed and taken within a scan, leaves its square never read changed, as the
+/// one step taken at once (the same position) leaves its own square changed only by the
+/// capturing pawn's landing. Neither is then seen, so that square tells them nothing
+/// (what the board read there does: see `captures_seen`).
+fn unread_victims(path: &[Step]) -> Bitboard {
+    let mut victims = Bitboard::EMPTY;
+    for (i, step) in path.iter().enumerate() {
+        if let Move::EnPassant { .. } = step.mv
+            && let Some(square) = capture_square(step.mv)
+            && path[..i].iter().any(|s| s.mv.to() == square)
+        {
+            victims.add(square);
+        }
+    }
+    victims
 }

@@ -268,16 +268,22 @@ impl Search<'_> {
         })
     }
 
-    /// Whether each piece a move of the sequence placed and a later one captured was
-    /// read on that square (its code, since the sequence began). Players reply to a
-    /// move after it landed, so the board reads the piece there, except when a capture
-    /// swaps it away within a scan. Occupancy-only boards cannot tell pieces apart. (A
-    /// pawn's two steps taken en passant leave the position its one step captured at
-    /// once leaves: this is what tells them apart.)
+    /// Whether each piece a move of the sequence placed and a later one captured, or
+    /// moved on from there after the opponent's reply (judged only when no updates were
+    /// lost since the sequence began: a piece missing from what a fresh read shows is
+    /// no evidence), was read on that square (its
+    /// code, or a wrong code of its colour for a scan before it went), since the
+    /// sequence began and before the capturing piece was read there (whose own wrong
+    /// code may be the captured piece's: a bishop taking a pawn, read as a pawn).
+    /// Players reply to a move after it landed, so the board reads the piece there,
+    /// except when a capture swaps it away within a scan. Occupancy-only boards cannot
+    /// tell pieces apart. (A pawn's two steps taken en passant leave the position its
+    /// one step captured at once leaves: this is what tells them apart.)
     pub(super) fn captures_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
         }
+        let (history, start) = (self.evidence.history, self.evidence.start);
         path.iter().enumerate().all(|(i, step)| {
             // (A promoted piece: see `promotions_seen`.)
             let Move::Normal {
@@ -288,18 +294,22 @@ impl Search<'_> {
             else {
                 return true;
             };
-            let captured = path[i + 1..]
+            let Some(later) = path[i + 1..]
                 .iter()
                 .find(|later| later.squares.contains(square))
-                .is_some_and(|later| capture_square(later.mv) == Some(square));
-            !captured
-                || self.evidence.history.stood(
-                    square,
-                    step.code,
-                    self.evidence.start,
-                    Duration::ZERO,
-                    false,
-                )
+            else {
+                return true;
+            };
+            let until = if capture_square(later.mv) == Some(square) {
+                history.filled_with(square, later.code, start)
+            } else if later.mv.from() == Some(square) && self.evidence.continuous {
+                None
+            } else {
+                return true;
+            };
+            let until = until.unwrap_or(Duration::MAX);
+            history.read(square, step.code, start, until)
+                || history.misread(square, step.code, (start, until), self.evidence.scan)
         })
     }
 
@@ -321,6 +331,47 @@ impl Search<'_> {
             }
             touched |= squares;
         }
-        true
+        self.landed_after_leaving(path)
+    }
+
+    /// Whether no move's piece was read on its destination more than a scan before its
+    /// square of departure was first read empty: one piece cannot land before it leaves,
+    /// so a piece read there that early is another (Qxb5 Rf4 Qb4 for Qb4 Rf4 and the
+    /// pawn on b5 lifted for axb5: the queen read on b4 long before b5 emptied). Only a
+    /// move whose squares no later move touches and that the board shows made is
+    /// judged: its departure square then reads empty from its lift on (by the next
+    /// scan), and its destination's last reading began after it landed. Only when every
+    /// change since the sequence began was read: a fresh read after lost updates shows
+    /// the changes made meanwhile at once, in no order. Occupancy-only boards have their
+    /// own landing rules.
+    fn landed_after_leaving(&self, path: &[Step]) -> bool {
+        if self.occupancy_only || !self.evidence.continuous {
+            return true;
+        }
+        let history = self.evidence.history;
+        let mut later = Bitboard::EMPTY;
+        path.iter().rev().all(|step| {
+            let judged = match step.mv {
+                Move::Normal { from, to, .. } | Move::EnPassant { from, to } => Some((from, to)),
+                _ => None,
+            }
+            .filter(|&(from, to)| {
+                !later.contains(from)
+                    && !later.contains(to)
+                    && self.target[from.to_usize()] == EMPTY
+                    && self.target[to.to_usize()] == step.code
+            });
+            later |= step.squares;
+            let Some((from, to)) = judged else {
+                return true;
+            };
+            match (
+                history.last_change(to, Duration::MAX),
+                history.left(from, self.evidence.start),
+            ) {
+                (Some(landed), Some(left)) => landed + self.evidence.scan >= left,
+                _ => true,
+            }
+        })
     }
 }

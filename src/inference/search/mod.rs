@@ -69,6 +69,9 @@ pub(crate) struct Evidence<'a> {
     /// How far apart two readings of one moment can be (a scan): a change read in one
     /// scan may have happened before one read in the scan before it.
     pub scan: Duration,
+    /// No updates were lost since `start`: every change was read, in turn (after lost
+    /// updates a fresh read shows changes made at unknown times, all at once).
+    pub continuous: bool,
 }
 
 /// The outcome of a search.
@@ -297,7 +300,7 @@ pub(crate) fn explain(
         }
     }
     match (weak, strained) {
-        (Some((found, plies)), _) => {
+        (Some((mut found, plies)), _) => {
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
             // a piece where it stood beats it; as does one as long, when the search
             // stopped collecting them (a piece away and back fits in many ways).
@@ -308,6 +311,17 @@ pub(crate) fn explain(
                 let shorter: Vec<&Sequence> = found.iter().collect();
                 if let Some(deeper) = deeper.search(&shorter, depths, false, &mut nodes) {
                     return deeper;
+                }
+                // None found, and each weak one contradicts what the board read (a piece
+                // standing where none of its positions has it: the moves made are more than
+                // the search reaches). They are reported, not recorded.
+                if deeper.overlooked(&shorter) {
+                    prefer(&mut found);
+                    return Explanation::Ambiguous {
+                        plies,
+                        sequences: found.into_iter().map(|s| s.moves).collect(),
+                        exhaustive: false,
+                    };
                 }
             }
             choose(found, plies)

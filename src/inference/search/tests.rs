@@ -30,6 +30,7 @@ fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
+        continuous: true,
     };
     explain(start, target, evidence, false, 4, None)
 }
@@ -155,6 +156,7 @@ fn a_piece_in_the_hand_seen_lifted_keeps_the_shorter_explanation() {
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
+        continuous: true,
     };
     match explain(&start, &target, evidence, false, 4, None) {
         Explanation::Found {
