@@ -314,8 +314,11 @@ pub(crate) fn explain(
                 }
                 // None found, and each weak one contradicts what the board read (a piece
                 // standing where none of its positions has it: the moves made are more than
-                // the search reaches). They are reported, not recorded.
-                if deeper.overlooked(&shorter) {
+                // the search reaches). They are reported, not recorded. (Not after lost
+                // updates: a piece read standing before them and gone since is what any
+                // move made while nothing was read looks like, e.g. a slide read resting
+                // and then finished; see `Engine::rest_unread`.)
+                if evidence.continuous && deeper.overlooked(&shorter) {
                     prefer(&mut found);
                     return Explanation::Ambiguous {
                         plies,
