@@ -9,6 +9,8 @@
 //! process's resident memory. A simulated arbiter answers each ambiguity the boards
 //! report, [`ARBITER_DELAY`] later, with the one operator action for it (pick the
 //! engine's candidate that the scoresheet shows); its interventions are counted apart.
+//! A game is compared with its source once the board has read its end: a game ended
+//! while the link is down waits on its final position for the link and the fresh dump.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
 //! [--no-restarts] [--max-downtime MS] [--search-plies N] [--trace GAME-SEED]` (defaults

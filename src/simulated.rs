@@ -39,7 +39,8 @@ pub enum Seen<'a> {
 pub enum Progress {
     /// More to come.
     Running,
-    /// The simulator has played its script and the engine has no timer left.
+    /// The simulator has played its script, the engine has no timer left and the link is
+    /// up (a game ended while it was down is read from the dump when it is back).
     Finished,
     /// Time no longer moves on; why.
     Stuck(String),
@@ -199,7 +200,14 @@ impl SimulatedBoard {
         }
         let deadline = self.next_deadline();
         if self.sim.is_finished() && deadline.is_none() {
-            return Progress::Finished;
+            // A game whose end the daemon has not read (the link down) is not over for
+            // it: the board stands on its final position until the link is back and the
+            // fresh dump is read, as a board does between games.
+            if self.link_up {
+                return Progress::Finished;
+            }
+            self.now = until.max(now);
+            return Progress::Running;
         }
         let Some(next) = [self.sim.next_wakeup(), deadline]
             .into_iter()
@@ -221,5 +229,53 @@ impl SimulatedBoard {
         }
         self.now = next.clamp(now, until.max(now));
         Progress::Running
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use boardcast_simulator::{Script, SimConfig};
+
+    use super::*;
+
+    /// A game whose last move is made while the link is down is over for the daemon only
+    /// once the link is back and the fresh dump is read: the run goes on meanwhile.
+    #[test]
+    fn a_game_ending_while_the_link_is_down_finishes_after_the_dump() {
+        let script = Script::parse_pgn("1. e4 e5 2. Nf3 *")
+            .expect("a valid PGN")
+            .remove(0);
+        let sim = Simulation::new(SimConfig::default(), script);
+        let core = JournaledCore::unjournaled(EngineConfig::default(), 0);
+        let mut board = SimulatedBoard::new(sim, core, Duration::ZERO);
+        let far = Duration::from_secs(3600);
+        let mut reported = 0;
+        for _ in 0..10_000 {
+            if reported == 2 {
+                break;
+            }
+            board.step(far, &mut |_, seen| {
+                if let Seen::Report(_) = seen {
+                    reported += 1;
+                }
+            });
+        }
+        assert_eq!(reported, 2, "the first two moves are made");
+        board.set_link(false);
+        let back = board.now() + Duration::from_secs(60);
+        while board.now() < back {
+            let progress = board.step(back, &mut |_, _| {});
+            assert_eq!(progress, Progress::Running, "at {:?}", board.now());
+        }
+        board.set_link(true);
+        let mut progress = Progress::Running;
+        for _ in 0..10_000 {
+            progress = board.step(far, &mut |_, _| {});
+            if progress != Progress::Running {
+                break;
+            }
+        }
+        assert_eq!(progress, Progress::Finished);
+        assert_eq!(board.core().game_status().moves, ["e4", "e5", "Nf3"]);
     }
 }
