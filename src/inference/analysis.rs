@@ -4,6 +4,8 @@
 //! move in progress, a sequence of moves (possibly with the next one in progress: fast
 //! play or lost updates, see `search`), irregular.
 
+use std::time::Duration;
+
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
 use super::candidates::{Candidates, Match, Origin};
@@ -345,7 +347,11 @@ impl Engine {
 
     /// What the board showed since the last recorded move, for the search.
     pub(super) fn evidence(&self) -> Evidence<'_> {
-        let start = self.anchor.saturating_sub(self.config.settle);
+        self.evidence_from(self.anchor.saturating_sub(self.config.settle))
+    }
+
+    /// What the board showed, for a search of moves begun no earlier than `start`.
+    fn evidence_from(&self, start: Duration) -> Evidence<'_> {
         Evidence {
             since: &self.since,
             seen: self.seen(),
@@ -461,12 +467,8 @@ impl Engine {
             // The replaced move was begun before the last one was recorded, after the
             // position it replaces was first shown: a piece lifted earlier in the game
             // is no evidence of it.
-            let start = self.previous_anchor.saturating_sub(self.config.settle);
-            let evidence = Evidence {
-                start,
-                continuous: self.lost_at.is_none_or(|t| t < start),
-                ..evidence
-            };
+            let evidence =
+                self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle));
             let replaced = explain(
                 previous,
                 &self.observed,
@@ -646,12 +648,7 @@ impl Engine {
             true => self.previous_anchor,
             false => self.anchor,
         };
-        let start = anchor.saturating_sub(self.config.settle);
-        let evidence = Evidence {
-            start,
-            continuous: self.lost_at.is_none_or(|t| t < start),
-            ..self.evidence()
-        };
+        let evidence = self.evidence_from(anchor.saturating_sub(self.config.settle));
         let mut survivors: Vec<(Vec<Move>, bool)> = Vec::new();
         let mut exhaustive = true;
         for hypothesis in &open.sequences {
