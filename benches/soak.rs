@@ -450,9 +450,10 @@ impl Board {
         self.trace == Some(self.seed)
     }
 
-    /// Counts a link gap still open at the game's end among the game's interruptions:
-    /// the updates of the last moves were lost and the fresh dump comes only when the
-    /// link does, after the record is compared, so such a difference is the gap's.
+    /// Counts a link gap still open when a stuck run is given up among the game's
+    /// interruptions: the updates of the last moves were lost and no dump was read, so
+    /// such a difference is the gap's. (A run finishes only with the link up: see
+    /// `SimulatedBoard::step`.)
     fn note_open_gap(&mut self, gaps_on: bool) {
         let now = self.run.now();
         if gaps_on && self.gap.0 <= now && now < self.gap.1 {
@@ -737,7 +738,6 @@ fn main() {
                             board.arbitrate(&games, &mut tally);
                             continue;
                         }
-                        board.note_open_gap(gaps_on);
                         board.check(&games, &mut tally, None);
                         let index = take_game();
                         board.start(&games, index, base_seed);
