@@ -121,15 +121,6 @@ impl Search<'_> {
             } else {
                 (Duration::ZERO, false)
             };
-            let role = mv.promotion().unwrap_or(mv.role());
-            let code = piece_code(role.of(pos.turn()));
-            if let Some(read) = self.placed
-                && !matches!(mv, Move::Castle { .. })
-                && read[mv.to().to_usize()] & (1 << code) == 0
-            {
-                *self.nodes += 1;
-                continue;
-            }
             if (stray & !landing(mv, pos.turn())).any() {
                 // Its leaf is visited (and counted) but cannot explain the board.
                 *self.nodes += 1;
@@ -140,6 +131,16 @@ impl Search<'_> {
             if remaining == 1
                 && spread
                 && (changed & !move_squares(mv, pos.turn())).count() > IN_PROGRESS_SQUARES
+            {
+                *self.nodes += 1;
+                continue;
+            }
+            // (The cuts above and this one only count the move: the cheapest come first.)
+            let role = mv.promotion().unwrap_or(mv.role());
+            let code = piece_code(role.of(pos.turn()));
+            if let Some(read) = self.placed
+                && !matches!(mv, Move::Castle { .. })
+                && read[mv.to().to_usize()] & (1 << code) == 0
             {
                 *self.nodes += 1;
                 continue;

@@ -121,11 +121,12 @@ impl Search<'_> {
 
     /// Whether `code` is an empty square or a piece of `turn`: what a move of `turn` in
     /// progress can show on a square it changes.
+    /// (A range of codes, not a code per role: the search asks it of every square still
+    /// differing at its last move.)
     pub(super) fn mover_code(&self, code: u8, turn: Color) -> bool {
-        code == EMPTY
-            || Role::ALL
-                .into_iter()
-                .any(|role| normalize(piece_code(role.of(turn)), self.occupancy_only) == code)
+        let first = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
+        let last = normalize(piece_code(Role::Queen.of(turn)), self.occupancy_only);
+        code == EMPTY || (first..=last).contains(&code)
     }
 
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
