@@ -73,6 +73,9 @@ pub(crate) struct Candidates {
     occupancy_only: bool,
     other_turn: Option<Chess>,
     previous: Option<Previous>,
+    /// The position whose moves alone `list` holds: once the record goes one move on, it
+    /// is the position before the last move, whose moves' squares the list has.
+    listed: Option<Chess>,
 }
 
 /// A move of the current position (or of `other_turn`) and the squares it changes. Its
@@ -97,6 +100,7 @@ impl Default for Candidates {
             occupancy_only: false,
             other_turn: None,
             previous: None,
+            listed: None,
         }
     }
 }
@@ -249,25 +253,29 @@ impl Candidates {
         previous: Option<(Chess, Move, &[Move])>,
         occupancy_only: bool,
     ) {
-        let list = &mut self.list;
-        list.clear();
-        if !frozen {
-            slots(list, current, Origin::Current);
-        }
-        if let Some(pos) = &other_turn {
-            slots(list, (pos, &pos.legal_moves()), Origin::OtherTurn);
-        }
         let (mut kept_moves, mut squares) = self
             .previous
             .take()
             .map(|p| (p.moves, p.squares))
             .unwrap_or_default();
+        // After a move the list holds the previous position's moves (legal moves are
+        // generated in the same order for equal positions) and `expected` its board.
+        let listed = self
+            .listed
+            .take()
+            .filter(|_| self.occupancy_only == occupancy_only);
         self.previous = previous.map(|(pos, last, moves)| {
-            let base = super::codes::from_board(pos.board(), occupancy_only);
+            let known = listed.as_ref() == Some(&pos) && self.list.len() == moves.len();
             squares.clear();
             // Every move's squares in one pass, then the last move's taken out (their
             // order does not matter): cheaper than filtering while collecting.
-            squares.extend(moves.iter().map(|&mv| move_squares(mv, pos.turn())));
+            let base = if known {
+                squares.extend(self.list.iter().map(|s| s.squares));
+                self.expected
+            } else {
+                squares.extend(moves.iter().map(|&mv| move_squares(mv, pos.turn())));
+                super::codes::from_board(pos.board(), occupancy_only)
+            };
             if let Some(i) = moves.iter().position(|&mv| mv == last) {
                 squares.swap_remove(i);
             }
@@ -286,6 +294,15 @@ impl Candidates {
                 corrections: OnceCell::new(),
             }
         });
+        let list = &mut self.list;
+        list.clear();
+        if !frozen {
+            slots(list, current, Origin::Current);
+        }
+        if let Some(pos) = &other_turn {
+            slots(list, (pos, &pos.legal_moves()), Origin::OtherTurn);
+        }
+        self.listed = (!frozen && other_turn.is_none()).then(|| current.0.clone());
         self.expected = *expected;
         self.occupancy_only = occupancy_only;
         self.other_turn = other_turn;
@@ -537,6 +554,36 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(built(&c));
+    }
+
+    #[test]
+    fn the_previous_position_taken_from_the_list_is_as_built_afresh() {
+        for occupancy in [false, true] {
+            // Rh1-f1 recorded after the list of the position before it was built.
+            let (before, base, mut reused) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", occupancy);
+            let rf1 = "h1f1"
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&before)
+                .unwrap();
+            let mut pos = before.clone();
+            pos.play_unchecked(rf1);
+            let expected = play(&before, "h1f1", occupancy);
+            let previous = before.legal_moves();
+            let mut fresh = Candidates::default();
+            for c in [&mut reused, &mut fresh] {
+                c.rebuild(
+                    &expected,
+                    (&pos, &pos.legal_moves()),
+                    false,
+                    None,
+                    Some((before.clone(), rf1, &previous)),
+                    occupancy,
+                );
+            }
+            assert_eq!(reused.previous.as_ref().unwrap().base, base);
+            assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
+        }
     }
 
     #[test]
