@@ -71,10 +71,22 @@ impl Search<'_> {
         remaining: usize,
         path: &mut Vec<Step>,
     ) {
+        self.dfs_from(pos, codes, diff(codes, self.target), remaining, path);
+    }
+
+    /// `dfs` from a board differing from the target on `changed` (known to the move
+    /// that led there, without comparing the whole board again).
+    fn dfs_from(
+        &mut self,
+        pos: &Chess,
+        codes: &Codes,
+        changed: Bitboard,
+        remaining: usize,
+        path: &mut Vec<Step>,
+    ) {
         if !self.visit() {
             return;
         }
-        let changed = diff(codes, self.target);
         if !self.within_reach(pos, changed, remaining)
             || !self.reachable(pos, codes, changed, remaining)
         {
@@ -167,23 +179,24 @@ impl Search<'_> {
                 code,
                 taken_unseen,
             });
+            // Off the move's squares the board still differs where it did.
+            let moved: Bitboard = squares
+                .into_iter()
+                .filter(|&sq| effect.code_on(sq) != Some(self.target[sq.to_usize()]))
+                .collect();
+            let next_changed = (changed & !squares) | moved;
             if remaining == 1 {
-                // Off the move's squares the board still differs where it did.
-                let moved: Bitboard = squares
-                    .into_iter()
-                    .filter(|&sq| effect.code_on(sq) != Some(self.target[sq.to_usize()]))
-                    .collect();
-                self.leaf(pos, mv, codes, &effect, (changed & !squares) | moved, path);
+                self.leaf(pos, mv, codes, &effect, next_changed, path);
             } else {
-                let mut next_codes = *codes;
-                effect.apply(&mut next_codes);
                 // A board out of reach from here is out of reach after the move (which
                 // never adds a right to castle): the node is counted, as `dfs` would,
                 // without playing the move.
-                if self.within_reach(pos, diff(&next_codes, self.target), remaining - 1) {
+                if self.within_reach(pos, next_changed, remaining - 1) {
+                    let mut next_codes = *codes;
+                    effect.apply(&mut next_codes);
                     let mut next = pos.clone();
                     next.play_unchecked(mv);
-                    self.dfs(&next, &next_codes, remaining - 1, path);
+                    self.dfs_from(&next, &next_codes, next_changed, remaining - 1, path);
                 } else {
                     *self.nodes += 1;
                 }
