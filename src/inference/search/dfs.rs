@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Move, Position};
+use shakmaty::{Bitboard, Chess, Move, Position, Rank, Role};
 
 use super::bounds::piece_counts;
 use super::moves::{capture_square, landing};
@@ -228,6 +228,7 @@ impl Search<'_> {
         let (scan, mut settled) = (self.evidence.scan, true);
         // Its move in progress takes the last move's piece, never read landing.
         let mut taken = false;
+        let mut victims = unread_victims(path);
         if !complete {
             // A move in progress leaves only empty squares and pieces of its side where the
             // board still differs (see `in_progress`): other boards need no position.
@@ -246,6 +247,7 @@ impl Search<'_> {
             if !self.in_progress(&pos, &after) {
                 return;
             }
+            victims |= taken_in_progress(&pos, path, self.target);
             if self.lifted_after(&after, path, scan) {
                 settled = self.lifted_after(&after, path, Duration::ZERO);
             } else if self.taken_in_hand(&after, path) {
@@ -265,7 +267,7 @@ impl Search<'_> {
                 })
         } else {
             let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
-            (squares & !self.evidence.seen & !unread_victims(path)).is_empty()
+            (squares & !self.evidence.seen & !victims).is_empty()
         };
         let ordered = self.ordered(path);
         let promotions_seen = self.promotions_seen(path);
@@ -307,4 +309,48 @@ fn unread_victims(path: &[Step]) -> Bitboard {
         }
     }
     victims
+}
+
+/// The square of the pawn the sequence's last move put one or two steps on from its
+/// start rank, when the board shows it being taken (gone, a pawn that can take it, on
+/// its square or en passant, in the hand): placed and taken within a scan, either leaves
+/// its square never read changed, as in `unread_victims`. Each ends where the other ends
+/// once the capture lands, so neither may count as seen only because its twin was not.
+fn taken_in_progress(after: &Chess, path: &[Step], target: &Codes) -> Bitboard {
+    let Some(&Step {
+        mv:
+            Move::Normal {
+                role: Role::Pawn,
+                from,
+                to,
+                capture: None,
+                ..
+            },
+        ..
+    }) = path.last()
+    else {
+        return Bitboard::EMPTY;
+    };
+    let steps = from.distance(to);
+    let pushed = steps == 2 || steps == 1 && matches!(to.rank(), Rank::Third | Rank::Sixth);
+    if !pushed
+        || !matches!(from.rank(), Rank::Second | Rank::Seventh)
+        || target[to.to_usize()] != EMPTY
+    {
+        return Bitboard::EMPTY;
+    }
+    let in_hand = |mv: &Move| {
+        mv.role() == Role::Pawn
+            && capture_square(*mv) == Some(to)
+            && mv.from().is_some_and(|sq| target[sq.to_usize()] == EMPTY)
+    };
+    let taken = match steps {
+        2 => after.en_passant_moves().iter().any(in_hand),
+        _ => after.capture_moves().iter().any(in_hand),
+    };
+    if taken {
+        Bitboard::from(to)
+    } else {
+        Bitboard::EMPTY
+    }
 }

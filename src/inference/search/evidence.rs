@@ -7,7 +7,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role};
 
 use super::dfs::Search;
-use super::moves::{capture_square, moved_elsewhere};
+use super::moves::{capture_square, moved_elsewhere, one_step_twin};
 use super::{IN_PROGRESS_SQUARES, Step};
 use crate::inference::codes::{
     Codes, EMPTY, diff, move_effect, move_squares, normalize, occupied, piece_code,
@@ -279,7 +279,9 @@ impl Search<'_> {
     /// Players reply to a move after it landed, so the board reads the piece there,
     /// except when a capture swaps it away within a scan. Occupancy-only boards cannot
     /// tell pieces apart. (A pawn's two steps taken en passant leave the position its
-    /// one step captured at once leaves: this is what tells them apart.)
+    /// one step captured at once leaves: this is what tells them apart, when the pawn was
+    /// read on one of the two squares; a reading on the one step's square for no longer
+    /// than a scan is the two steps' slide as much as the step.)
     pub(super) fn captures_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
@@ -295,12 +297,19 @@ impl Search<'_> {
             else {
                 return true;
             };
-            let Some(later) = path[i + 1..]
+            let Some((j, later)) = path
                 .iter()
-                .find(|later| later.squares.contains(square))
+                .enumerate()
+                .skip(i + 1)
+                .find(|(_, later)| later.squares.contains(square))
             else {
                 return true;
             };
+            // The pawn's two steps taken en passant end alike and slide across this
+            // square: only the pawn read standing there (longer than a scan) is its step.
+            if j == i + 1 && one_step_twin(step.mv, later.mv) {
+                return history.stood(square, step.code, start, self.evidence.scan, true);
+            }
             let until = if capture_square(later.mv) == Some(square) {
                 history.filled_with(square, later.code, start)
             } else if later.mv.from() == Some(square) && self.evidence.continuous {

@@ -1,7 +1,7 @@
 //! What a move does to the squares: where it lands, what it captures, and how a
 //! correction moves the last move's piece elsewhere.
 
-use shakmaty::{Bitboard, CastlingSide, Color, Move, Square};
+use shakmaty::{Bitboard, CastlingSide, Color, Move, Rank, Role, Square};
 
 /// When `mv`, replacing `last` (a quiet move), moves the same piece to another square:
 /// the square `last` put it on and the one `mv` puts it on.
@@ -48,4 +48,30 @@ pub(super) fn capture_square(mv: Move) -> Option<Square> {
         Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
         _ => None,
     }
+}
+
+/// Whether `step`, a pawn's one step from its start rank, and `capture`, the next move,
+/// taking it by a pawn, end where that pawn's two steps taken en passant end. The two
+/// steps pass the one step's square, so a reading of the pawn there for no longer than
+/// a scan (a slide) is evidence of neither (see `Search::captures_seen`).
+pub(super) fn one_step_twin(step: Move, capture: Move) -> bool {
+    let Move::Normal {
+        role: Role::Pawn,
+        from,
+        to,
+        capture: None,
+        ..
+    } = step
+    else {
+        return false;
+    };
+    let start = matches!(from.rank(), Rank::Second | Rank::Seventh);
+    let one = matches!(to.rank(), Rank::Third | Rank::Sixth) && from.distance(to) == 1;
+    start
+        && one
+        && matches!(
+            capture,
+            Move::Normal { role: Role::Pawn, capture: Some(Role::Pawn), to: target, .. }
+                if target == to
+        )
 }

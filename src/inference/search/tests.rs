@@ -226,6 +226,66 @@ fn a_search_cut_after_finding_explanations_reports_them() {
     }
 }
 
+/// A pawn's one step taken at once by a pawn and its two steps taken en passant end alike:
+/// the pawn read standing on the one step's square (longer than a scan) decides for the
+/// step; read there for less (what two steps sliding across it leave too), it does not.
+#[test]
+fn a_one_step_taken_at_once_is_told_from_en_passant_by_the_pawn_read_standing() {
+    use crate::inference::codes::piece_code;
+    use crate::inference::history::Change;
+    use shakmaty::{CastlingMode, Color, Role, fen::Fen};
+    let fen: Fen = "7k/5p2/8/4P3/8/8/8/6K1 b - - 0 1".parse().unwrap();
+    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    let target = from_board(after(&start, &["f6", "exf6"]).board(), false);
+    let (black, white) = (
+        piece_code(Role::Pawn.of(Color::Black)),
+        piece_code(Role::Pawn.of(Color::White)),
+    );
+    let explain_after = |stood_ms: u64| {
+        let ms = Duration::from_millis;
+        let mut history = History::default();
+        let lifted = ms(1000 + stood_ms);
+        for (at, square, code, was) in [
+            (ms(1000), Square::F7, EMPTY, black),
+            (ms(1000), Square::F6, black, EMPTY),
+            (lifted, Square::F6, EMPTY, black),
+            (lifted + ms(400), Square::E5, EMPTY, white),
+            (lifted + ms(800), Square::F6, white, EMPTY),
+        ] {
+            let occupied = code != EMPTY;
+            history.push(Change {
+                at,
+                square,
+                occupied,
+                code,
+                was,
+            });
+        }
+        let evidence = Evidence {
+            since: &NO_ORDER,
+            seen: Bitboard::FULL,
+            history: &history,
+            start: Duration::ZERO,
+            readings: Duration::ZERO,
+            scan: Duration::from_millis(250),
+            continuous: true,
+        };
+        explain(&start, &target, evidence, false, 4, None)
+    };
+    match explain_after(500) {
+        Explanation::Found { moves, .. } => assert_eq!(ucis(&moves), ["f7f6", "e5f6"]),
+        other => panic!("{other:?}"),
+    }
+    match explain_after(220) {
+        Explanation::Ambiguous { sequences, .. } => {
+            let mut got: Vec<Vec<String>> = sequences.iter().map(|s| ucis(s)).collect();
+            got.sort();
+            assert_eq!(got, [["f7f5", "e5f6"], ["f7f6", "e5f6"]]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 fn after_moves(pos: &Chess, sans: &[&str]) -> Vec<Move> {
     let mut p = pos.clone();
     sans.iter()
