@@ -106,7 +106,7 @@ impl Variant {
             Variant::Realistic => 995,
             Variant::Styles => 997,
             Variant::Rotated => 998,
-            Variant::Occupancy => 922,
+            Variant::Occupancy => 924,
         }
     }
 
