@@ -247,6 +247,17 @@ impl History {
             .any(|c| c.occupied && c.at <= to && !except.contains(c.square))
     }
 
+    /// The squares filled (read occupied) after `from`.
+    pub fn filled_after(&self, from: Duration) -> Bitboard {
+        self.changes
+            .iter()
+            .rev()
+            .take_while(|c| c.at > from)
+            .filter(|c| c.occupied)
+            .map(|c| c.square)
+            .collect()
+    }
+
     /// When `square` first read `code` at or after `from`.
     pub fn filled_with(&self, square: Square, code: u8, from: Duration) -> Option<Duration> {
         self.on(square)
