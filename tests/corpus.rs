@@ -108,7 +108,7 @@ impl Variant {
             Variant::Realistic => 993,
             Variant::Styles => 996,
             Variant::Rotated => 994,
-            Variant::Occupancy => 922,
+            Variant::Occupancy => 924,
         }
     }
 

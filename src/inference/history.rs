@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use shakmaty::Square;
+use shakmaty::{Bitboard, Square};
 
 use super::codes::{Codes, code_piece};
 
@@ -237,13 +237,25 @@ impl History {
             .map(|c| c.at)
     }
 
-    /// Whether any square was filled (read occupied) at or after `from`, up to `to`.
-    pub fn any_filled(&self, from: Duration, to: Duration) -> bool {
+    /// Whether any square but those of `except` was filled (read occupied) at or after
+    /// `from`, up to `to`.
+    pub fn any_filled(&self, from: Duration, to: Duration, except: Bitboard) -> bool {
         self.changes
             .iter()
             .rev()
             .take_while(|c| c.at >= from)
-            .any(|c| c.occupied && c.at <= to)
+            .any(|c| c.occupied && c.at <= to && !except.contains(c.square))
+    }
+
+    /// The squares filled (read occupied) after `from`.
+    pub fn filled_after(&self, from: Duration) -> Bitboard {
+        self.changes
+            .iter()
+            .rev()
+            .take_while(|c| c.at > from)
+            .filter(|c| c.occupied)
+            .map(|c| c.square)
+            .collect()
     }
 
     /// When `square` first read `code` at or after `from`.

@@ -28,6 +28,10 @@ pub(super) struct Search<'a> {
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
     pub(super) nodes: &'a mut usize,
+    /// On an occupancy-only board, the squares empty where the search starts, and since
+    /// when the board last showed that position (see `fills_covered`).
+    pub(super) empty_at_start: Bitboard,
+    pub(super) shown_since: Option<Duration>,
 }
 
 impl<'a> Search<'a> {
@@ -51,6 +55,8 @@ impl<'a> Search<'a> {
             seek_whole: false,
             placed: None,
             nodes,
+            empty_at_start: Bitboard::EMPTY,
+            shown_since: None,
         }
     }
 }
@@ -86,6 +92,10 @@ impl Search<'_> {
     ) {
         if !self.visit() {
             return;
+        }
+        if path.is_empty() && self.occupancy_only {
+            self.empty_at_start = !crate::inference::codes::occupied(codes);
+            self.shown_since = self.last_shown(codes);
         }
         if !self.within_reach(pos, changed, remaining)
             || !self.reachable(pos, codes, changed, remaining)
@@ -247,6 +257,9 @@ impl Search<'_> {
             if !self.in_progress(&pos, &after) {
                 return;
             }
+            if self.empty_at_start.any() && !self.fills_covered(path, Some((&pos, &after))) {
+                return;
+            }
             victims |= taken_in_progress(&pos, path, self.target);
             if self.lifted_after(&after, path, scan) {
                 settled = self.lifted_after(&after, path, Duration::ZERO);
@@ -256,6 +269,9 @@ impl Search<'_> {
             } else {
                 return;
             }
+        }
+        if complete && self.empty_at_start.any() && !self.fills_covered(path, None) {
+            return;
         }
         let visible = if self.occupancy_only {
             let mut after = self.evidence.start;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role};
 
 use super::dfs::Search;
-use super::moves::{capture_square, moved_elsewhere, one_step_twin};
+use super::moves::{capture_square, moved_elsewhere, one_step_twin, own_way};
 use super::{IN_PROGRESS_SQUARES, Step};
 use crate::inference::codes::{
     Codes, EMPTY, diff, move_effect, move_squares, normalize, occupied, piece_code,
@@ -57,6 +57,54 @@ impl Search<'_> {
             .left(to, after)
             .and_then(|emptied| history.filled(to, emptied.max(step.lift)))
             .is_some()
+    }
+
+    /// When the board last began to show `codes`' occupancy (the newest such board
+    /// among the changes kept).
+    pub(super) fn last_shown(&self, codes: &Codes) -> Option<Duration> {
+        let on = occupied(codes);
+        self.evidence
+            .history
+            .boards_back(*self.target)
+            .find(|(_, b)| occupied(b) == on)
+            .map(|(t, _)| t)
+    }
+
+    /// On an occupancy-only board, whether every square empty where the search starts
+    /// and read filled since the board last showed that position is one the sequence
+    /// fills, or passes over sliding, or one its move in progress fills or a piece in the
+    /// hand can reach. Nothing but a piece fills an empty square there (a flicker or a
+    /// piece adjusted reads a square empty, never filled): a sequence that leaves such a
+    /// reading out explains the board by moves other than those made (Rxd5 with a rook
+    /// in the hand, for Rd8 read landing, Rxe7 swapped and the rook on d8 lifted again).
+    /// Before the board showed that position, the fills are the recorded moves' (a move
+    /// recorded by a search leaves the evidence's start where it was).
+    pub(super) fn fills_covered(&self, path: &[Step], tail: Option<(&Chess, &Codes)>) -> bool {
+        let Some(from) = self.shown_since else {
+            return true;
+        };
+        let from = from.max(self.evidence.readings);
+        let read = self.evidence.history.filled_after(from) & self.empty_at_start;
+        if read.is_empty() {
+            return true;
+        }
+        let mut covered = Bitboard::EMPTY;
+        for s in path {
+            covered |= s.fills;
+            if let Move::Normal { from, to, role, .. } = s.mv
+                && role != Role::Knight
+                && role != Role::King
+            {
+                covered |= shakmaty::attacks::between(from, to);
+            }
+        }
+        if let Some((pos, after)) = tail {
+            covered |= occupied(self.target) & !occupied(after);
+            for sq in occupied(after) & !occupied(self.target) {
+                covered |= pos.board().attacks_from(sq);
+            }
+        }
+        (read & !covered).is_empty()
     }
 
     /// Whether the target is `codes` with a move of the side to move in progress: one of
@@ -151,8 +199,9 @@ impl Search<'_> {
     /// hand: squares read empty that `codes` occupies) takes the piece the sequence's
     /// last move placed before that landing was read: the square it fills is never
     /// read occupied, the capturing piece is in the hand, seen leaving after the last
-    /// move began, and no square was read filling in between (as `taken_unseen` has
-    /// it for a capture that landed). The capture in progress is one nobody saw land.
+    /// move began, and no square but its own way was read filling in between (as
+    /// `taken_unseen` has it for a capture that landed). The capture in progress is
+    /// one nobody saw land.
     pub(super) fn taken_in_hand(&self, codes: &Codes, path: &[Step]) -> bool {
         let Some(last) = path.last().filter(|_| self.occupancy_only) else {
             return false;
@@ -181,7 +230,7 @@ impl Search<'_> {
         let Some(latest) = lifts.try_fold(last.lift, |latest, t| t.map(|t| t.max(latest))) else {
             return false;
         };
-        !history.any_filled(last.lift, latest)
+        !history.any_filled(last.lift, latest, own_way(last.mv))
     }
 
     /// On an occupancy-only board, whether `step`'s piece was seen landing (each empty
@@ -202,15 +251,21 @@ impl Search<'_> {
     /// On an occupancy-only board, whether `mv` captures the piece `step` placed on a
     /// square it filled (en passant too), that landing never read: a piece placed and
     /// taken within a scan, the capturer's landing read for both. Only when no square
-    /// at all was read filling from `step`'s lift to `mv`'s (at `next_lift`): such a
-    /// reading may be where the piece landed, or its way there. Such a capture was not
+    /// was read filling from `step`'s lift to `mv`'s (at `next_lift`): such a reading
+    /// may be where the piece landed, or its way there. (Not the squares of its own way,
+    /// see `own_way`: the piece touched and put back before it moved, read filling its
+    /// square again, or a slide over the squares it crosses, shows no landing.) Such a capture was not
     /// seen landing: a guess as good as any other unseen capture (see
     /// `capture_landed`), kept beside them for the moves that follow to decide.
     pub(super) fn taken_unseen(&self, step: &Step, mv: Move, next_lift: Duration) -> bool {
         let Some(square) = capture_square(mv).filter(|&sq| step.fills.contains(sq)) else {
             return false;
         };
-        if self.evidence.history.any_filled(step.lift, next_lift) {
+        if self
+            .evidence
+            .history
+            .any_filled(step.lift, next_lift, own_way(step.mv))
+        {
             return false;
         }
         let rest = Step {

@@ -75,3 +75,17 @@ pub(super) fn one_step_twin(step: Move, capture: Move) -> bool {
                 if target == to
         )
 }
+
+/// The squares `mv`'s piece itself passes on its way: the one it leaves (a piece touched
+/// and put back is read filling it again) and those a slide crosses. A reading of one
+/// of them filling is no landing of that piece elsewhere.
+pub(super) fn own_way(mv: Move) -> Bitboard {
+    match mv {
+        Move::Normal { from, to, .. } => {
+            Bitboard::from(from) | shakmaty::attacks::between(from, to)
+        }
+        Move::EnPassant { from, .. } => Bitboard::from(from),
+        Move::Castle { king, rook } => Bitboard::from(king) | rook,
+        Move::Put { .. } => Bitboard::EMPTY,
+    }
+}
