@@ -753,6 +753,12 @@ impl Engine {
         reported
     }
 
+    /// Whether the sequences of the ambiguity still open replace the last recorded move
+    /// (their first move is played from the position before it).
+    pub fn ambiguity_replaces_last(&self) -> bool {
+        self.ambiguity.as_ref().is_some_and(|a| a.correction)
+    }
+
     /// On an occupancy-only board a promotion is taken as a queen; when the promoted
     /// piece then jumps like a knight (the one move a queen cannot make), it was one.
     fn promotion_piece(&mut self) -> bool {
