@@ -214,6 +214,7 @@ impl Search<'_> {
         let (scan, mut settled) = (self.evidence.scan, true);
         // Its move in progress takes the last move's piece, never read landing.
         let mut taken = false;
+        let mut tail_read = true;
         if !complete {
             // A move in progress leaves only empty squares and pieces of its side where the
             // board still differs (see `in_progress`): other boards need no position.
@@ -232,6 +233,7 @@ impl Search<'_> {
             if !self.in_progress(&pos, &after) {
                 return;
             }
+            tail_read = self.read_under_way(&after, changed, path, turn);
             if self.lifted_after(&after, path, scan) {
                 settled = self.lifted_after(&after, path, Duration::ZERO);
             } else if self.taken_in_hand(&after, path) {
@@ -273,6 +275,7 @@ impl Search<'_> {
             captures_seen: self.captures_seen(path),
             settled,
             unseen_capture: self.occupancy_only && !visible,
+            tail_read,
         });
     }
 }
