@@ -480,9 +480,15 @@ impl Engine {
             let went_on = |mv: &Move| moved_elsewhere(last, *mv).is_some();
             // Its piece was read leaving its square first, before the link went down: a
             // replacement begun by another piece (g3 Qf6 Rd7 for the rook read on its way
-            // b7-c7 and then on d7) is no slide, and contradicts that reading.
+            // b7-c7 and then on d7) contradicts that reading. (Castling with that rook,
+            // the king moved while nothing was read, begins with it too.)
+            let left = last.from();
+            let begun = |mv: &Move| match *mv {
+                Move::Castle { rook, .. } => Some(rook) == left,
+                _ => mv.from() == left,
+            };
             if self.lost_updates && self.rest_unread {
-                replaced = self.begun_by(previous, replaced, went_on);
+                replaced = self.begun_by(previous, replaced, begun);
             }
             let slide = match &replaced {
                 Explanation::Found { moves, .. } => moves.first().is_some_and(went_on),
