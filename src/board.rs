@@ -35,6 +35,9 @@ pub enum GameState {
         /// Each sequence's moves in SAN, separated by spaces.
         #[serde(default)]
         candidates: Vec<String>,
+        /// The last recorded move the sequences replace (they start before it), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<String>,
     },
     /// The board's position cannot occur in a game.
     IllegalPosition {
@@ -180,8 +183,13 @@ impl BoardCore {
             Event::Irregular { restore, .. } => GameState::Irregular {
                 restore: restore.iter().map(ToString::to_string).collect(),
             },
-            Event::Ambiguous { candidates, .. } => GameState::Ambiguous {
+            Event::Ambiguous {
+                candidates,
+                replaces,
+                ..
+            } => GameState::Ambiguous {
                 candidates: candidates.clone(),
+                replaces: replaces.clone(),
             },
             Event::IllegalPosition { problems } => GameState::IllegalPosition {
                 problems: problems.iter().map(|p| format!("{p:?}")).collect(),

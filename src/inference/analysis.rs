@@ -780,10 +780,15 @@ impl Engine {
             self.irregular(IrregularKind::NoLegalContinuation);
             return;
         }
+        let replaces = self
+            .ambiguity_replaces_last()
+            .then(|| self.record.moves().last().map(|m| m.san.to_string()))
+            .flatten();
         self.events.push_back(Event::Ambiguous {
             plies,
             explanations: candidates.len(),
             candidates,
+            replaces,
         });
     }
 

@@ -72,10 +72,14 @@ pub enum Event {
     /// Several move sequences of `plies` plies explain the board; waiting for more, or
     /// for the arbiter to pick one of the `candidates` (each the sequence's moves in
     /// SAN, separated by spaces) with [`Engine::resolve`](super::Engine::resolve).
+    /// When they replace the last recorded move (they start from the position before
+    /// it: a move read just before updates were lost may have gone on), `replaces` is
+    /// that move's SAN.
     Ambiguous {
         plies: usize,
         explanations: usize,
         candidates: Vec<String>,
+        replaces: Option<String>,
     },
     /// The board's position is illegal in itself.
     IllegalPosition { problems: Vec<PositionProblem> },
@@ -146,11 +150,14 @@ impl fmt::Display for Event {
                 plies,
                 explanations,
                 candidates,
-            } => write!(
-                f,
-                "ambiguous: {explanations} sequences of {plies} plies: {}",
-                candidates.join(" | ")
-            ),
+                replaces,
+            } => {
+                write!(f, "ambiguous: {explanations} sequences of {plies} plies")?;
+                if let Some(san) = replaces {
+                    write!(f, " in place of {san}")?;
+                }
+                write!(f, ": {}", candidates.join(" | "))
+            }
             Event::IllegalPosition { problems } => {
                 let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
                 write!(f, "illegal position: {}", problems.join(", "))

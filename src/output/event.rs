@@ -34,12 +34,15 @@ pub enum Change {
         takeback: bool,
     },
     /// Several move sequences explain the board; each candidate is one in SAN (what
-    /// `POST /api/boards/{id}/resolve` takes).
+    /// `POST /api/boards/{id}/resolve` takes); `replaces`: the last recorded move they
+    /// would replace (they start from the position before it), if any.
     Ambiguous {
         plies: usize,
         explanations: usize,
         #[serde(default)]
         candidates: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<String>,
     },
     /// The position on the board cannot occur in a game.
     IllegalPosition { problems: Vec<String> },
@@ -112,10 +115,12 @@ impl From<&Event> for Change {
                 plies,
                 explanations,
                 candidates,
+                replaces,
             } => Change::Ambiguous {
                 plies: *plies,
                 explanations: *explanations,
                 candidates: candidates.clone(),
+                replaces: replaces.clone(),
             },
             Event::IllegalPosition { problems } => Change::IllegalPosition {
                 problems: strings(problems),
