@@ -30,7 +30,7 @@ fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
-        lost: None,
+        continuous: true,
     };
     explain(start, target, evidence, false, 4, None)
 }
@@ -156,7 +156,7 @@ fn a_piece_in_the_hand_seen_lifted_keeps_the_shorter_explanation() {
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
-        lost: None,
+        continuous: true,
     };
     match explain(&start, &target, evidence, false, 4, None) {
         Explanation::Found {
@@ -268,7 +268,7 @@ fn a_one_step_taken_at_once_is_told_from_en_passant_by_the_pawn_read_standing() 
             start: Duration::ZERO,
             readings: Duration::ZERO,
             scan: Duration::from_millis(250),
-            lost: None,
+            continuous: true,
         };
         explain(&start, &target, evidence, false, 4, None)
     };
