@@ -516,10 +516,10 @@ mod tests {
         assert_eq!(c.find(&expected, Bitboard::EMPTY, |_| true), Match::None);
     }
 
-    #[test]
-    fn corrections_are_built_for_the_boards_that_can_show_one() {
-        // Rh1-f1 was recorded; castling would replace it.
-        let (before, _, _) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", false);
+    /// Rh1-f1 played from a bare king and rook: (position before it, the move, position
+    /// after it), and a fresh list built for the position before.
+    fn rook_to_f1(occupancy: bool) -> (Chess, Move, Chess, Candidates) {
+        let (before, _, c) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", occupancy);
         let rf1 = "h1f1"
             .parse::<shakmaty::uci::UciMove>()
             .unwrap()
@@ -527,6 +527,13 @@ mod tests {
             .unwrap();
         let mut pos = before.clone();
         pos.play_unchecked(rf1);
+        (before, rf1, pos, c)
+    }
+
+    #[test]
+    fn corrections_are_built_for_the_boards_that_can_show_one() {
+        // Rh1-f1 was recorded; castling would replace it.
+        let (before, rf1, pos, _) = rook_to_f1(false);
         let expected = from_board(pos.board(), false);
         let previous = before.legal_moves();
         let mut c = Candidates::default();
@@ -560,14 +567,8 @@ mod tests {
     fn the_previous_position_taken_from_the_list_is_as_built_afresh() {
         for occupancy in [false, true] {
             // Rh1-f1 recorded after the list of the position before it was built.
-            let (before, base, mut reused) = build("4k3/8/8/8/8/8/8/4K2R w K - 0 1", occupancy);
-            let rf1 = "h1f1"
-                .parse::<shakmaty::uci::UciMove>()
-                .unwrap()
-                .to_move(&before)
-                .unwrap();
-            let mut pos = before.clone();
-            pos.play_unchecked(rf1);
+            let (before, rf1, pos, mut reused) = rook_to_f1(occupancy);
+            let base = from_board(before.board(), occupancy);
             let expected = play(&before, "h1f1", occupancy);
             let previous = before.legal_moves();
             let mut fresh = Candidates::default();

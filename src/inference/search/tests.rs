@@ -21,17 +21,22 @@ fn ucis(moves: &[Move]) -> Vec<String> {
 
 const NO_ORDER: Since = [None; 64];
 
-fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
-    let history = History::default();
-    let evidence = Evidence {
+/// Evidence read without gaps from time zero, scans 250 ms apart.
+fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evidence<'a> {
+    Evidence {
         since,
-        seen: Bitboard::FULL,
-        history: &history,
+        seen,
+        history,
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
         continuous: true,
-    };
+    }
+}
+
+fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
+    let history = History::default();
+    let evidence = evidence(since, Bitboard::FULL, &history);
     explain(start, target, evidence, false, 4, None)
 }
 
@@ -149,16 +154,14 @@ fn a_piece_in_the_hand_seen_lifted_keeps_the_shorter_explanation() {
     target[Square::G1.to_usize()] = EMPTY;
     let history = History::default();
     let seen = Bitboard::from_iter([Square::E2, Square::E4, Square::E7, Square::E5, Square::G1]);
-    let evidence = Evidence {
-        since: &NO_ORDER,
-        seen,
-        history: &history,
-        start: Duration::ZERO,
-        readings: Duration::ZERO,
-        scan: Duration::from_millis(250),
-        continuous: true,
-    };
-    match explain(&start, &target, evidence, false, 4, None) {
+    match explain(
+        &start,
+        &target,
+        evidence(&NO_ORDER, seen, &history),
+        false,
+        4,
+        None,
+    ) {
         Explanation::Found {
             moves, complete, ..
         } => assert_eq!(
@@ -261,15 +264,7 @@ fn a_one_step_taken_at_once_is_told_from_en_passant_by_the_pawn_read_standing() 
                 was,
             });
         }
-        let evidence = Evidence {
-            since: &NO_ORDER,
-            seen: Bitboard::FULL,
-            history: &history,
-            start: Duration::ZERO,
-            readings: Duration::ZERO,
-            scan: Duration::from_millis(250),
-            continuous: true,
-        };
+        let evidence = evidence(&NO_ORDER, Bitboard::FULL, &history);
         explain(&start, &target, evidence, false, 4, None)
     };
     match explain_after(500) {
