@@ -530,21 +530,27 @@ mod tests {
         (before, rf1, pos, c)
     }
 
+    /// Rebuilds `c` once `mv` is recorded from `before` (giving `pos`); the board expected.
+    fn record(c: &mut Candidates, before: &Chess, mv: Move, pos: &Chess, occupancy: bool) -> Codes {
+        let expected = from_board(pos.board(), occupancy);
+        let previous = before.legal_moves();
+        c.rebuild(
+            &expected,
+            (pos, &pos.legal_moves()),
+            false,
+            None,
+            Some((before.clone(), mv, &previous)),
+            occupancy,
+        );
+        expected
+    }
+
     #[test]
     fn corrections_are_built_for_the_boards_that_can_show_one() {
         // Rh1-f1 was recorded; castling would replace it.
         let (before, rf1, pos, _) = rook_to_f1(false);
-        let expected = from_board(pos.board(), false);
-        let previous = before.legal_moves();
         let mut c = Candidates::default();
-        c.rebuild(
-            &expected,
-            (&pos, &pos.legal_moves()),
-            false,
-            None,
-            Some((before.clone(), rf1, &previous)),
-            false,
-        );
+        let expected = record(&mut c, &before, rf1, &pos, false);
         let built = |c: &Candidates| c.previous.as_ref().unwrap().corrections.get().is_some();
         // Black's king in the hand: no move of White's from before Rf1 explains e8.
         let mut lifted = expected;
@@ -569,18 +575,9 @@ mod tests {
             // Rh1-f1 recorded after the list of the position before it was built.
             let (before, rf1, pos, mut reused) = rook_to_f1(occupancy);
             let base = from_board(before.board(), occupancy);
-            let expected = play(&before, "h1f1", occupancy);
-            let previous = before.legal_moves();
             let mut fresh = Candidates::default();
             for c in [&mut reused, &mut fresh] {
-                c.rebuild(
-                    &expected,
-                    (&pos, &pos.legal_moves()),
-                    false,
-                    None,
-                    Some((before.clone(), rf1, &previous)),
-                    occupancy,
-                );
+                record(c, &before, rf1, &pos, occupancy);
             }
             assert_eq!(reused.previous.as_ref().unwrap().base, base);
             assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
