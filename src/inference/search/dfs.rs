@@ -28,10 +28,10 @@ pub(super) struct Search<'a> {
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
     pub(super) nodes: &'a mut usize,
-    /// On an occupancy-only board, the squares empty where the search starts, and since
-    /// when the board last showed that position (see `fills_covered`).
-    pub(super) empty_at_start: Bitboard,
-    pub(super) shown_since: Option<Duration>,
+    /// On an occupancy-only board, the squares empty where the search starts and read
+    /// filling since the board last showed that position (see `fills_covered`): set at
+    /// the root, the same for every sequence.
+    pub(super) fills_read: Bitboard,
 }
 
 impl<'a> Search<'a> {
@@ -55,8 +55,7 @@ impl<'a> Search<'a> {
             seek_whole: false,
             placed: None,
             nodes,
-            empty_at_start: Bitboard::EMPTY,
-            shown_since: None,
+            fills_read: Bitboard::EMPTY,
         }
     }
 }
@@ -94,8 +93,7 @@ impl Search<'_> {
             return;
         }
         if path.is_empty() && self.occupancy_only {
-            self.empty_at_start = !crate::inference::codes::occupied(codes);
-            self.shown_since = self.last_shown(codes);
+            self.fills_read = self.fills_read_since_shown(codes);
         }
         if !self.within_reach(pos, changed, remaining)
             || !self.reachable(pos, codes, changed, remaining)
@@ -257,7 +255,7 @@ impl Search<'_> {
             if !self.in_progress(&pos, &after) {
                 return;
             }
-            if self.empty_at_start.any() && !self.fills_covered(path, Some((&pos, &after))) {
+            if self.fills_read.any() && !self.fills_covered(path, Some((&pos, &after))) {
                 return;
             }
             victims |= taken_in_progress(&pos, path, self.target);
@@ -270,7 +268,7 @@ impl Search<'_> {
                 return;
             }
         }
-        if complete && self.empty_at_start.any() && !self.fills_covered(path, None) {
+        if complete && self.fills_read.any() && !self.fills_covered(path, None) {
             return;
         }
         let visible = if self.occupancy_only {

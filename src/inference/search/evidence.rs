@@ -59,42 +59,37 @@ impl Search<'_> {
             .is_some()
     }
 
-    /// When the board last began to show `codes`' occupancy (the newest such board
-    /// among the changes kept).
-    pub(super) fn last_shown(&self, codes: &Codes) -> Option<Duration> {
+    /// The squares empty on `codes` (where the search starts) and read filling since the
+    /// board last showed its occupancy (the newest such board among the changes kept), or
+    /// since the readings began if later. Before the board showed that position, the
+    /// fills are the recorded moves' (a move recorded by a search leaves the evidence's
+    /// start where it was).
+    pub(super) fn fills_read_since_shown(&self, codes: &Codes) -> Bitboard {
         let on = occupied(codes);
-        self.evidence
-            .history
+        let history = self.evidence.history;
+        let Some(shown) = history
             .boards_back(*self.target)
             .find(|(_, b)| occupied(b) == on)
             .map(|(t, _)| t)
+        else {
+            return Bitboard::EMPTY;
+        };
+        history.filled_after(shown.max(self.evidence.readings)) & !on
     }
 
-    /// On an occupancy-only board, whether every square empty where the search starts
-    /// and read filled since the board last showed that position is one the sequence
-    /// fills, or passes over sliding, or one its move in progress fills or a piece in the
-    /// hand can reach. Nothing but a piece fills an empty square there (a flicker or a
-    /// piece adjusted reads a square empty, never filled): a sequence that leaves such a
-    /// reading out explains the board by moves other than those made (Rxd5 with a rook
-    /// in the hand, for Rd8 read landing, Rxe7 swapped and the rook on d8 lifted again).
-    /// Before the board showed that position, the fills are the recorded moves' (a move
-    /// recorded by a search leaves the evidence's start where it was).
+    /// On an occupancy-only board, whether every square in `fills_read` (empty where the
+    /// search starts, read filled since) is one the sequence fills, or passes over
+    /// sliding, or one its move in progress fills or a piece in the hand can reach.
+    /// Nothing but a piece fills an empty square there (a flicker or a piece adjusted
+    /// reads a square empty, never filled): a sequence that leaves such a reading out
+    /// explains the board by moves other than those made (Rxd5 with a rook in the hand,
+    /// for Rd8 read landing, Rxe7 swapped and the rook on d8 lifted again).
     pub(super) fn fills_covered(&self, path: &[Step], tail: Option<(&Chess, &Codes)>) -> bool {
-        let Some(from) = self.shown_since else {
-            return true;
-        };
-        let from = from.max(self.evidence.readings);
-        let read = self.evidence.history.filled_after(from) & self.empty_at_start;
-        if read.is_empty() {
-            return true;
-        }
         let mut covered = Bitboard::EMPTY;
         for s in path {
             covered |= s.fills;
-            if let Move::Normal { from, to, role, .. } = s.mv
-                && role != Role::Knight
-                && role != Role::King
-            {
+            if let Move::Normal { from, to, .. } = s.mv {
+                // Empty for a knight's jump or a one-square step.
                 covered |= shakmaty::attacks::between(from, to);
             }
         }
@@ -104,7 +99,7 @@ impl Search<'_> {
                 covered |= pos.board().attacks_from(sq);
             }
         }
-        (read & !covered).is_empty()
+        (self.fills_read & !covered).is_empty()
     }
 
     /// Whether the target is `codes` with a move of the side to move in progress: one of
