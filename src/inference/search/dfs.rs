@@ -24,6 +24,11 @@ pub(super) struct Search<'a> {
     /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
     /// is weak, and the many a piece in the hand fits must not hide the one that is not.
     pub(super) seek_whole: bool,
+    /// Past `MAX_COUNTED` explanations, go on for every one that explains the board
+    /// whole (complete, seen, in the order of the lifts): at the first depth that has
+    /// any, sequences a piece in the hand fits (every square it can go to) fill the
+    /// quota in move order, and the one that is not must not be left out for them.
+    pub(super) collect_whole: bool,
     /// When set, the codes read on each square (a bit per code): only moves whose piece
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
@@ -53,6 +58,7 @@ impl<'a> Search<'a> {
             hypothesis: &[],
             found,
             seek_whole: false,
+            collect_whole: false,
             placed: None,
             nodes,
             fills_read: Bitboard::EMPTY,
@@ -65,7 +71,8 @@ impl Search<'_> {
     /// collected, or the node budget spent).
     fn visit(&mut self) -> bool {
         *self.nodes += 1;
-        (self.found.len() < MAX_COUNTED || self.seek_whole) && *self.nodes < MAX_NODES
+        (self.found.len() < MAX_COUNTED || self.seek_whole || self.collect_whole)
+            && *self.nodes < MAX_NODES
     }
 
     /// `remaining` is at least 1: the last move's positions are visited by `leaf`.

@@ -202,6 +202,7 @@ pub(crate) fn explain(
         let mut search = Search {
             skip_first,
             seek_whole: weak.is_some(),
+            collect_whole: weak.is_none() && !occupancy_only,
             placed: placed.as_ref(),
             ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
         };
