@@ -133,6 +133,9 @@ pub struct Engine {
     pub(super) lost_updates: bool,
     /// When updates were last lost: the readings before it are not all known.
     pub(super) lost_at: Option<Duration>,
+    /// The moves recorded when updates were last lost: the positions they pass through
+    /// were shown before `lost_at`, not since (see `replay`).
+    pub(super) lost_moves: Vec<Move>,
     /// When updates were lost, the last move had been recorded with no reading after the
     /// board showed it: its settle window may have run while the link was down (a slide
     /// cut off on its way), so the board read then may show it made on (see `explained`).
@@ -181,6 +184,7 @@ impl Engine {
             ambiguity: None,
             lost_updates: false,
             lost_at: None,
+            lost_moves: Vec::new(),
             unconfirmed: None,
             rest_unread: false,
             events: VecDeque::new(),
@@ -284,6 +288,7 @@ impl Engine {
         self.changed_at = [Some(now); 64];
         self.lost_updates = true;
         self.lost_at = Some(now);
+        self.lost_moves = self.record.moves().iter().map(|m| m.mv).collect();
         if let Some(unconfirmed) = &mut self.unconfirmed {
             unconfirmed.at = now;
         }

@@ -14,9 +14,9 @@ use super::engine::{Engine, FirstLift};
 impl Engine {
     /// Replays the readings since the board first showed the recorded position, when it
     /// did since it was last read whole (a dump after lost updates) and since the oldest
-    /// change kept. Not when the position repeats an earlier one of the game:
-    /// its first showing may then be the earlier one, and the moves since it would be
-    /// recorded twice.
+    /// change kept. Not when the position repeats an earlier one of the game shown since
+    /// then: its first showing may then be the earlier one, and the moves since it would
+    /// be recorded twice.
     pub(super) fn replay_since_shown(&mut self) {
         let Some(from) = self.first_shown() else {
             return;
@@ -40,14 +40,28 @@ impl Engine {
     }
 
     /// When the board first showed the recorded position, if it is shown since then and
-    /// the time is known (see `replay_since_shown`).
+    /// the time is known (see `replay_since_shown`). The positions the game passed
+    /// through before updates were last lost were shown before then, so the board
+    /// showing one of them since is a repetition the moves since made (a round trip
+    /// made while nothing was read): that showing counts.
     fn first_shown(&self) -> Option<Duration> {
         let occupancy = self.config.occupancy_only;
         if self.record.ply_count() == 0 {
             return None;
         }
         let expected = self.expected;
-        let repeated = (0..self.record.ply_count()).any(|ply| {
+        let moves = self.record.moves();
+        let lost = self.lost_moves.len();
+        let shown_before = match self.lost_at {
+            Some(_)
+                if moves.len() > lost
+                    && moves.iter().zip(&self.lost_moves).all(|(m, l)| m.mv == *l) =>
+            {
+                lost
+            }
+            _ => 0,
+        };
+        let repeated = (shown_before..self.record.ply_count()).any(|ply| {
             self.record
                 .position_at(ply)
                 .is_some_and(|p| from_board(p.board(), occupancy) == expected)
