@@ -114,7 +114,28 @@ impl Search<'_> {
         // A board differing on at most that many squares is never cut below: the count
         // per move is skipped.
         let spread = changed.count() > IN_PROGRESS_SQUARES;
-        for mv in pos.legal_moves() {
+        // At the last move each move is one position (counted by a cut or by its leaf)
+        // and only one landing on every stray square can explain the board: the others,
+        // most of the search's positions, are counted all at once, each move tried
+        // numbered as if they had been counted in turn (so the cap falls where it did).
+        let only = (remaining == 1
+            && stray.any()
+            && !self.occupancy_only
+            && !path.is_empty()
+            && self.hypothesis.len() <= path.len())
+        .then(|| (stray.single_square(), *self.nodes));
+        let moves = pos.legal_moves();
+        for (i, &mv) in moves.iter().enumerate() {
+            if let Some((single, base)) = only {
+                let lands = match mv {
+                    Move::Castle { .. } => (stray & !landing(mv, pos.turn())).is_empty(),
+                    _ => single == Some(mv.to()),
+                };
+                if !lands {
+                    continue;
+                }
+                *self.nodes = base + i;
+            }
             if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
             {
@@ -210,6 +231,9 @@ impl Search<'_> {
                 }
             }
             path.pop();
+        }
+        if let Some((_, base)) = only {
+            *self.nodes = base + moves.len();
         }
     }
 
