@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Move, Position, Rank, Role};
 
-use super::bounds::piece_counts;
+use super::bounds::{Counts, board_counts, counts_after, piece_counts};
 use super::moves::{capture_square, landing};
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
@@ -76,7 +76,15 @@ impl Search<'_> {
         remaining: usize,
         path: &mut Vec<Step>,
     ) {
-        self.dfs_from(pos, codes, diff(codes, self.target), remaining, path);
+        let counts = board_counts(pos.board());
+        self.dfs_from(
+            pos,
+            codes,
+            diff(codes, self.target),
+            &counts,
+            remaining,
+            path,
+        );
     }
 
     /// `dfs` from a board differing from the target on `changed` (known to the move
@@ -86,6 +94,7 @@ impl Search<'_> {
         pos: &Chess,
         codes: &Codes,
         changed: Bitboard,
+        counts: &Counts,
         remaining: usize,
         path: &mut Vec<Step>,
     ) {
@@ -96,7 +105,7 @@ impl Search<'_> {
             self.fills_read = self.fills_read_since_shown(codes);
         }
         if !self.within_reach(pos, changed, remaining)
-            || !self.reachable(pos, codes, changed, remaining)
+            || !self.reachable(pos, codes, changed, remaining, counts)
         {
             return;
         }
@@ -225,7 +234,15 @@ impl Search<'_> {
                     effect.apply(&mut next_codes);
                     let mut next = pos.clone();
                     next.play_unchecked(mv);
-                    self.dfs_from(&next, &next_codes, next_changed, remaining - 1, path);
+                    let counts = counts_after(*counts, mv, pos.turn());
+                    self.dfs_from(
+                        &next,
+                        &next_codes,
+                        next_changed,
+                        &counts,
+                        remaining - 1,
+                        path,
+                    );
                 } else {
                     *self.nodes += 1;
                 }
