@@ -173,7 +173,15 @@ impl GameRecord {
         };
         let key = next.zobrist_hash(EnPassantMode::Legal);
         self.keys.push(key);
-        let repetitions = self.keys.iter().filter(|k| **k == key).count();
+        // A position can only have stood before since the last capture or pawn move (the
+        // halfmove clock counts the plies since), with the same side to move.
+        let since = (next.halfmoves() as usize).min(self.keys.len() - 1);
+        let repetitions = self.keys[self.keys.len() - 1 - since..]
+            .iter()
+            .rev()
+            .step_by(2)
+            .filter(|k| **k == key)
+            .count();
         // A game the board ended stays ended: moves the players make after it (a dead
         // position or a fivefold repetition nobody noticed) are recorded, the result
         // stands.
@@ -535,6 +543,19 @@ mod tests {
                 fifty_moves: false
             })
         );
+    }
+
+    #[test]
+    fn repetitions_of_a_set_up_position_count_from_its_start() {
+        // The halfmove clock of the FEN reaches back past the start of the record.
+        let mut g = GameRecord::from_fen("4k3/8/8/8/8/8/8/R3K3 w - - 90 60").unwrap();
+        for _ in 0..2 {
+            for san in ["Ra2", "Kd8", "Ra1", "Ke8"] {
+                g.push_san(san).unwrap();
+            }
+        }
+        assert_eq!(g.repetitions(), 3);
+        assert!(matches!(g.status(), Status::InPlay(c) if c.threefold_repetition));
     }
 
     #[test]

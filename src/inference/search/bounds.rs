@@ -1,7 +1,7 @@
 //! Cheap bounds that cut the search: boards too far from a position for the moves left,
 //! and a proof that no sequence of moves on squares seen to change reaches a board.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role};
 
 use super::dfs::Search;
 use super::{IN_PROGRESS_SQUARES, MAX_LIFTED, MOVE_SQUARES};
@@ -34,6 +34,7 @@ impl Search<'_> {
         codes: &Codes,
         changed: Bitboard,
         remaining: usize,
+        count: &Counts,
     ) -> bool {
         let moves_of = |color: Color| {
             let mine = if color == pos.turn() {
@@ -56,7 +57,6 @@ impl Search<'_> {
         // Pieces only disappear by capture, one per move of the other side, or into a hand.
         // A piece only appears by promotion, for a pawn that disappears: a board with a
         // piece more than that (a misread code) is no sequence of moves, whatever its depth.
-        let count = board_counts(pos.board());
         let pawn = usize::from(piece_code(Role::Pawn.of(Color::White)) - 1);
         let mut lost = 0;
         for (color, side) in [(Color::White, 0), (Color::Black, 1)] {
@@ -141,14 +141,36 @@ pub(super) fn seen_moves_reach(
     })
 }
 
+/// How many pieces of each kind a board holds, as `piece_counts` has them.
+pub(super) type Counts = [[usize; 6]; 2];
+
 /// `piece_counts` of the codes of `board`, from its piece bitboards.
-pub(super) fn board_counts(board: &Board) -> [[usize; 6]; 2] {
+pub(super) fn board_counts(board: &Board) -> Counts {
     let mut count = [[0; 6]; 2];
     for color in Color::ALL {
         for role in Role::ALL {
             let k = usize::from(piece_code(role.of(color)) - 1);
             count[k / 6][k % 6] = board.by_piece(role.of(color)).count();
         }
+    }
+    count
+}
+
+/// `count` (a position's `board_counts`) after `mv` by `turn`: a capture takes a piece
+/// of the other side, a promotion turns a pawn into another piece. (Kept along the
+/// search's path: counting the twelve bitboards again at every position was a visible
+/// share of the search.)
+pub(super) fn counts_after(mut count: Counts, mv: Move, turn: Color) -> Counts {
+    let mut add = |piece: Piece, n: isize| {
+        let k = usize::from(piece_code(piece) - 1);
+        count[k / 6][k % 6] = count[k / 6][k % 6].saturating_add_signed(n);
+    };
+    if let Some(role) = mv.capture() {
+        add(role.of(!turn), -1);
+    }
+    if let Some(role) = mv.promotion() {
+        add(Role::Pawn.of(turn), -1);
+        add(role.of(turn), 1);
     }
     count
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Move, Position, Rank, Role};
 
-use super::bounds::piece_counts;
+use super::bounds::{Counts, board_counts, counts_after, piece_counts};
 use super::moves::{capture_square, landing};
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
@@ -83,7 +83,15 @@ impl Search<'_> {
         remaining: usize,
         path: &mut Vec<Step>,
     ) {
-        self.dfs_from(pos, codes, diff(codes, self.target), remaining, path);
+        let counts = board_counts(pos.board());
+        self.dfs_from(
+            pos,
+            codes,
+            diff(codes, self.target),
+            &counts,
+            remaining,
+            path,
+        );
     }
 
     /// `dfs` from a board differing from the target on `changed` (known to the move
@@ -93,6 +101,7 @@ impl Search<'_> {
         pos: &Chess,
         codes: &Codes,
         changed: Bitboard,
+        counts: &Counts,
         remaining: usize,
         path: &mut Vec<Step>,
     ) {
@@ -103,7 +112,7 @@ impl Search<'_> {
             self.fills_read = self.fills_read_since_shown(codes);
         }
         if !self.within_reach(pos, changed, remaining)
-            || !self.reachable(pos, codes, changed, remaining)
+            || !self.reachable(pos, codes, changed, remaining, counts)
         {
             return;
         }
@@ -121,7 +130,28 @@ impl Search<'_> {
         // A board differing on at most that many squares is never cut below: the count
         // per move is skipped.
         let spread = changed.count() > IN_PROGRESS_SQUARES;
-        for mv in pos.legal_moves() {
+        // At the last move each move is one position (counted by a cut or by its leaf)
+        // and only one landing on every stray square can explain the board: the others,
+        // most of the search's positions, are counted all at once, each move tried
+        // numbered as if they had been counted in turn (so the cap falls where it did).
+        let only = (remaining == 1
+            && stray.any()
+            && !self.occupancy_only
+            && !path.is_empty()
+            && self.hypothesis.len() <= path.len())
+        .then(|| (stray.single_square(), *self.nodes));
+        let moves = pos.legal_moves();
+        for (i, &mv) in moves.iter().enumerate() {
+            if let Some((single, base)) = only {
+                let lands = match mv {
+                    Move::Castle { .. } => (stray & !landing(mv, pos.turn())).is_empty(),
+                    _ => single == Some(mv.to()),
+                };
+                if !lands {
+                    continue;
+                }
+                *self.nodes = base + i;
+            }
             if path.is_empty() && (Some(mv) == self.skip_first || !self.moved_on(mv))
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
             {
@@ -211,12 +241,23 @@ impl Search<'_> {
                     effect.apply(&mut next_codes);
                     let mut next = pos.clone();
                     next.play_unchecked(mv);
-                    self.dfs_from(&next, &next_codes, next_changed, remaining - 1, path);
+                    let counts = counts_after(*counts, mv, pos.turn());
+                    self.dfs_from(
+                        &next,
+                        &next_codes,
+                        next_changed,
+                        &counts,
+                        remaining - 1,
+                        path,
+                    );
                 } else {
                     *self.nodes += 1;
                 }
             }
             path.pop();
+        }
+        if let Some((_, base)) = only {
+            *self.nodes = base + moves.len();
         }
     }
 

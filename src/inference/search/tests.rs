@@ -1,6 +1,6 @@
 //! Unit tests of the search: explanations of boards a few moves on.
 
-use super::bounds::{board_counts, piece_counts};
+use super::bounds::{board_counts, counts_after, piece_counts};
 use super::*;
 use shakmaty::{Square, san::San, uci::UciMove};
 
@@ -179,6 +179,30 @@ fn piece_counts_from_bitboards_match_the_codes() {
     for pos in [start, middle] {
         let codes = from_board(pos.board(), false);
         assert_eq!(board_counts(pos.board()), piece_counts(&codes));
+    }
+}
+
+#[test]
+fn piece_counts_kept_along_moves_match_the_board() {
+    // Captures, en passant and a promotion with capture, from both sides.
+    let fen = "r3k3/1P6/8/3pP3/8/8/8/4K2R w Kq d6 0 1";
+    let start: Chess = fen
+        .parse::<shakmaty::fen::Fen>()
+        .unwrap()
+        .into_position(shakmaty::CastlingMode::Standard)
+        .unwrap();
+    for sans in [
+        vec!["exd6"],
+        vec!["bxa8=N", "Kd7"],
+        vec!["O-O", "Kd7"],
+        vec!["b8=Q", "Rxb8"],
+    ] {
+        let (mut pos, mut count) = (start.clone(), board_counts(start.board()));
+        for mv in after_moves(&start, &sans) {
+            count = counts_after(count, mv, pos.turn());
+            pos.play_unchecked(mv);
+            assert_eq!(count, board_counts(pos.board()), "{sans:?}");
+        }
     }
 }
 
