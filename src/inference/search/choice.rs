@@ -7,8 +7,8 @@ use super::{Explanation, MAX_COUNTED, Sequence};
 
 /// On an occupancy-only board, the explanations of one move more (`deeper`, complete
 /// ones) next to those (`shallow`, of `depth` moves) whose every move in progress was
-/// read begun before their last move was read landing. That is a player lifting a
-/// piece while the opponent's is still in the air, or readings a scan apart; the board
+/// read begun no later than their last move was read landing. That is a player lifting
+/// a piece while the opponent's is still in the air, or readings a scan apart; the board
 /// also fits a capture swapped within a scan (its square never changes) followed by the
 /// reply landing where the shorter one puts the first move. Nothing tells them apart
 /// but the moves that follow: both are reported, unless they all start alike.

@@ -281,7 +281,7 @@ impl Search<'_> {
         if !complete && self.found.len() >= MAX_COUNTED {
             return;
         }
-        let (scan, mut settled) = (self.evidence.scan, true);
+        let mut settled = true;
         // Its move in progress takes the last move's piece, never read landing.
         let mut taken = false;
         let mut victims = unread_victims(path);
@@ -307,8 +307,8 @@ impl Search<'_> {
                 return;
             }
             victims |= taken_in_progress(&pos, path, self.target);
-            if self.lifted_after(&after, path, scan) {
-                settled = self.lifted_after(&after, path, Duration::ZERO);
+            if self.lifted_after(&after, path) {
+                settled = self.lifted_later(&after, path);
             } else if self.taken_in_hand(&after, path) {
                 // Begun before the last move was read landing.
                 (settled, taken) = (false, true);

@@ -175,8 +175,8 @@ impl Search<'_> {
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
     /// (squares read empty that the sequence leaves occupied: its piece, a piece it
     /// captures) were seen leaving their squares after the sequence's last move began
-    /// and landed (read at most `slack` later): the next move starts after the last one.
-    pub(super) fn lifted_after(&self, codes: &Codes, path: &[Step], slack: Duration) -> bool {
+    /// and landed (read at most a scan later): the next move starts after the last one.
+    pub(super) fn lifted_after(&self, codes: &Codes, path: &[Step]) -> bool {
         let Some(last) = path.last().filter(|_| self.occupancy_only) else {
             return true;
         };
@@ -186,7 +186,31 @@ impl Search<'_> {
             .all(|sq| {
                 history
                     .left(sq, last.lift)
-                    .is_some_and(|t| self.landed_by(last, t, slack))
+                    .is_some_and(|t| self.landed_by(last, t, self.evidence.scan))
+            })
+    }
+
+    /// On an occupancy-only board, whether the pieces a move in progress has in the hand
+    /// were each read leaving in a later scan than the sequence's last move was read
+    /// landing. A landing and a lift read in the same scan tell nothing of which came
+    /// first: the reply's piece lifted while the move's was still in the air fits them,
+    /// and so does a capture swapped within a scan (never read) before a whole reply
+    /// (Rxb2 swapped, then Rd7-d2 read landing and leaving at once: not Rd2 with the
+    /// rook on d7 in the hand). Such a move in progress is not settled (see `explain`).
+    pub(super) fn lifted_later(&self, codes: &Codes, path: &[Step]) -> bool {
+        let Some(last) = path.last().filter(|_| self.occupancy_only) else {
+            return true;
+        };
+        let history = self.evidence.history;
+        let from = last.lift.saturating_sub(self.evidence.scan);
+        (occupied(codes) & !occupied(self.target))
+            .into_iter()
+            .all(|sq| {
+                history.left(sq, last.lift).is_some_and(|t| {
+                    last.fills
+                        .into_iter()
+                        .all(|fill| history.filled(fill, from).is_some_and(|at| at < t))
+                })
             })
     }
 

@@ -128,8 +128,8 @@ struct Sequence {
     /// Each piece it moves and then captures was read where it was captured (see
     /// `captures_seen`).
     captures_seen: bool,
-    /// On an occupancy-only board, its move in progress (if any) was read begun no
-    /// earlier than its last move was read landing (see `lifted_after`).
+    /// On an occupancy-only board, its move in progress (if any) was read begun in a
+    /// later scan than its last move was read landing (see `lifted_later`).
     settled: bool,
     /// On an occupancy-only board, a capture of it was not seen landing (see
     /// `capture_landed`): a guess the board does not show.
