@@ -359,7 +359,7 @@ impl Engine {
             start,
             readings: self.readings_from(),
             scan: self.config.settle,
-            continuous: self.lost_at.is_none_or(|t| t < start),
+            lost: self.lost_at.filter(|&t| t >= start),
         }
     }
 
@@ -469,7 +469,7 @@ impl Engine {
             // is no evidence of it.
             let evidence =
                 self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle));
-            let replaced = explain(
+            let mut replaced = explain(
                 previous,
                 &self.observed,
                 evidence,
@@ -478,6 +478,18 @@ impl Engine {
                 Some(last),
             );
             let went_on = |mv: &Move| moved_elsewhere(last, *mv).is_some();
+            // Its piece was read leaving its square first, before the link went down: a
+            // replacement begun by another piece (g3 Qf6 Rd7 for the rook read on its way
+            // b7-c7 and then on d7) contradicts that reading. (Castling with that rook,
+            // the king moved while nothing was read, begins with it too.)
+            let left = last.from();
+            let begun = |mv: &Move| match *mv {
+                Move::Castle { rook, .. } => Some(rook) == left,
+                _ => mv.from() == left,
+            };
+            if self.lost_updates && self.rest_unread {
+                replaced = self.begun_by(previous, replaced, begun);
+            }
             let slide = match &replaced {
                 Explanation::Found { moves, .. } => moves.first().is_some_and(went_on),
                 Explanation::Ambiguous { sequences, .. } => {
@@ -591,6 +603,49 @@ impl Engine {
                 self.report_ambiguity(Some((plies, new)).filter(|_| kept));
                 true
             }
+        }
+    }
+
+    /// `found` (sequences from `start`) without those whose first move is not `first`:
+    /// one left is the explanation, complete when the board shows its position.
+    fn begun_by(
+        &self,
+        start: &Chess,
+        found: Explanation,
+        first: impl Fn(&Move) -> bool,
+    ) -> Explanation {
+        let begun = |moves: &Vec<Move>| moves.first().is_some_and(&first);
+        match found {
+            Explanation::Found { ref moves, .. } if !begun(moves) => Explanation::Nothing,
+            Explanation::Ambiguous {
+                plies,
+                mut sequences,
+                exhaustive,
+            } => {
+                sequences.retain(begun);
+                match sequences.len() {
+                    0 => Explanation::Nothing,
+                    1 => {
+                        let moves = sequences.swap_remove(0);
+                        let mut pos = start.clone();
+                        moves.iter().for_each(|&mv| pos.play_unchecked(mv));
+                        let occupancy = self.config.occupancy_only;
+                        let on = occupied(&self.observed);
+                        Explanation::Found {
+                            complete: shows(&self.observed, on, pos.board(), occupancy),
+                            moves,
+                            plies,
+                            ordered: false,
+                        }
+                    }
+                    _ => Explanation::Ambiguous {
+                        plies,
+                        sequences,
+                        exhaustive,
+                    },
+                }
+            }
+            found => found,
         }
     }
 
@@ -760,7 +815,7 @@ impl Engine {
 
     /// Whether the sequences of the ambiguity still open replace the last recorded move
     /// (their first move is played from the position before it).
-    fn ambiguity_replaces_last(&self) -> bool {
+    pub fn ambiguity_replaces_last(&self) -> bool {
         self.ambiguity.as_ref().is_some_and(|a| a.correction)
     }
 

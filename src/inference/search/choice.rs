@@ -58,6 +58,16 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     let Some(first) = found.first() else {
         return Explanation::Nothing;
     };
+    // Each explains the board only with a move in progress not read under way since
+    // updates were lost: the board may as well show moves made while nothing was read
+    // (a piece taken, not in the hand). Reported, never recorded.
+    if found.iter().all(|s| !s.tail_read) {
+        return Explanation::Ambiguous {
+            plies,
+            exhaustive: false,
+            sequences: found.into_iter().map(|s| s.moves).collect(),
+        };
+    }
     if found.len() == 1 {
         return Explanation::Found {
             moves: first.moves.clone(),

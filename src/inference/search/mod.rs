@@ -69,9 +69,17 @@ pub(crate) struct Evidence<'a> {
     /// How far apart two readings of one moment can be (a scan): a change read in one
     /// scan may have happened before one read in the scan before it.
     pub scan: Duration,
-    /// No updates were lost since `start`: every change was read, in turn (after lost
-    /// updates a fresh read shows changes made at unknown times, all at once).
-    pub continuous: bool,
+    /// When updates were last lost, if since `start` (`None`: every change since was
+    /// read, in turn; after lost updates a fresh read shows changes made at unknown
+    /// times, all at once).
+    pub lost: Option<Duration>,
+}
+
+impl Evidence<'_> {
+    /// No updates were lost since `start`.
+    pub fn continuous(&self) -> bool {
+        self.lost.is_none()
+    }
 }
 
 /// The outcome of a search.
@@ -134,6 +142,9 @@ struct Sequence {
     /// On an occupancy-only board, a capture of it was not seen landing (see
     /// `capture_landed`): a guess the board does not show.
     unseen_capture: bool,
+    /// Complete, or its move in progress was read under way (see `read_under_way`):
+    /// otherwise it explains the board but records nothing (see `choose`).
+    tail_read: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -314,11 +325,22 @@ pub(crate) fn explain(
                 }
                 // None found, and each weak one contradicts what the board read (a piece
                 // standing where none of its positions has it: the moves made are more than
-                // the search reaches). They are reported, not recorded. (Not after lost
-                // updates: a piece read standing before them and gone since is what any
-                // move made while nothing was read looks like, e.g. a slide read resting
-                // and then finished; see `Engine::rest_unread`.)
-                if evidence.continuous && deeper.overlooked(&shorter) {
+                // the search reaches). They are reported, not recorded. (After lost
+                // updates, only what was read since the board was read whole counts: a
+                // piece read standing before them and gone since is what any move made
+                // while nothing was read looks like, e.g. a slide read resting and then
+                // finished; see `Engine::rest_unread`.)
+                let overlooked = match evidence.lost {
+                    None => deeper.overlooked(&shorter),
+                    Some(lost) => {
+                        let since = Evidence {
+                            readings: evidence.readings.max(lost),
+                            ..evidence
+                        };
+                        Deeper::new(start, &codes, target, since, skip_first).overlooked(&shorter)
+                    }
+                };
+                if overlooked {
                     prefer(&mut found);
                     return Explanation::Ambiguous {
                         plies,

@@ -30,7 +30,7 @@ fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evide
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
-        continuous: true,
+        lost: None,
     }
 }
 
