@@ -340,6 +340,7 @@ impl Engine {
             binding: true,
             takeback: Some(ply),
             hold: false,
+            unread_tail: false,
         };
         self.report_ambiguity(Some((plies, ambiguity)));
         true
@@ -508,7 +509,10 @@ impl Engine {
             // when the players go on before the arbiter comes: its sequences are carried.
             Explanation::Nothing
                 if !occupancy
-                    && self.ambiguity.as_ref().is_some_and(|a| self.end_alike(a))
+                    && self
+                        .ambiguity
+                        .as_ref()
+                        .is_some_and(|a| a.unread_tail || self.end_alike(a))
                     && self.carried(rounds) =>
             {
                 true
@@ -566,6 +570,7 @@ impl Engine {
                 plies,
                 sequences,
                 exhaustive,
+                unread_tail,
             } => {
                 let mut new = Ambiguity {
                     sequences,
@@ -573,6 +578,7 @@ impl Engine {
                     binding: false,
                     takeback: None,
                     hold: false,
+                    unread_tail,
                 };
                 // Only the sequences that agree with an ambiguity still open can be the
                 // moves made.
@@ -621,6 +627,7 @@ impl Engine {
                 plies,
                 mut sequences,
                 exhaustive,
+                unread_tail,
             } => {
                 sequences.retain(begun);
                 match sequences.len() {
@@ -642,6 +649,7 @@ impl Engine {
                         plies,
                         sequences,
                         exhaustive,
+                        unread_tail,
                     },
                 }
             }
@@ -687,12 +695,18 @@ impl Engine {
     /// depth, and a shorter one, a piece in the hand, would fit.) What every surviving
     /// sequence starts with is recorded; while they differ after it, the board is
     /// ambiguous and they stay open.
+    /// So are the sequences of an ambiguity whose moves in progress were never read
+    /// under way (`unread_tail`), once the search from the recorded position finds
+    /// nothing: only by moves after them, their move in progress finished since (its
+    /// pieces read landing: they were in the hand, not taken) and any move still in
+    /// progress read under way. (The board read after lost updates with O-O in the hand
+    /// and then castled and moved on past the search's depth: Ba4 Nf6 O-O Be7 Re1.)
     /// False when no sequence explains the board (none open, or a board part-way).
     fn carried(&mut self, rounds: usize) -> bool {
         let Some(open) = self
             .ambiguity
             .clone()
-            .filter(|a| a.binding && a.takeback.is_none() && !a.hold)
+            .filter(|a| (a.binding || a.unread_tail) && a.takeback.is_none() && !a.hold)
         else {
             return false;
         };
@@ -717,7 +731,8 @@ impl Engine {
                 extra,
             );
             exhaustive &= all;
-            survivors.extend(found);
+            let beyond = |(s, read): &(Vec<Move>, bool)| *read && s.len() > hypothesis.len();
+            survivors.extend(found.into_iter().filter(|s| !open.unread_tail || beyond(s)));
         }
         let Some((first, _)) = survivors.first().cloned() else {
             return false;
@@ -742,12 +757,14 @@ impl Engine {
             }
             return true;
         }
+        // (Moves after sequences that bound nothing bind nothing either.)
         let ambiguity = Ambiguity {
-            binding: exhaustive && rest.len() < MAX_COUNTED,
+            binding: open.binding && exhaustive && rest.len() < MAX_COUNTED,
             sequences: rest,
             correction: open.correction && shared == 0,
             takeback: None,
             hold: false,
+            unread_tail: false,
         };
         let plies = ambiguity.sequences[0].len();
         self.report_ambiguity(Some((plies, ambiguity)));

@@ -41,6 +41,7 @@ pub(super) fn choose_between(
         plies,
         exhaustive: !capped,
         sequences,
+        unread_tail: false,
     }
 }
 
@@ -66,6 +67,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
             plies,
             exhaustive: false,
             sequences: found.into_iter().map(|s| s.moves).collect(),
+            unread_tail: true,
         };
     }
     if found.len() == 1 {
@@ -84,6 +86,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
             plies,
             exhaustive: !capped && found.len() < MAX_COUNTED,
             sequences: found.into_iter().map(|s| s.moves).collect(),
+            unread_tail: false,
         };
     }
     Explanation::Found {

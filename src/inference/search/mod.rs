@@ -100,10 +100,14 @@ pub(crate) enum Explanation {
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
     /// equally well and disagree from the first move on (or were cut at the cap);
     /// `exhaustive` when they are every such explanation (fewer than the cap).
+    /// `unread_tail` when each explains the board only with a move in progress not read
+    /// under way since updates were lost (see `choose`): none is known to be the moves
+    /// made until a board read since is explained by moves after it.
     Ambiguous {
         plies: usize,
         sequences: Vec<Vec<Move>>,
         exhaustive: bool,
+        unread_tail: bool,
     },
 }
 
@@ -254,6 +258,7 @@ pub(crate) fn explain(
                     plies,
                     sequences: found.into_iter().map(|s| s.moves).collect(),
                     exhaustive: false,
+                    unread_tail: false,
                 };
             }
             break;
@@ -346,6 +351,7 @@ pub(crate) fn explain(
                         plies,
                         sequences: found.into_iter().map(|s| s.moves).collect(),
                         exhaustive: false,
+                        unread_tail: false,
                     };
                 }
             }
@@ -389,7 +395,8 @@ pub(crate) fn explain_to_move(
 
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that
 /// explained an earlier board) and add at most `extra` moves, the fewest that do,
-/// preferred as by `choose`: each with whether it is complete (nothing in progress).
+/// preferred as by `choose`: each with whether its move in progress, if any, was read
+/// under way (see `Sequence::tail_read`).
 /// On an occupancy-only board, when each of the fewest leaves a move in progress begun
 /// before its last move was read landing, the complete ones one move longer come
 /// next to them, as `explain` reports them (`choose_between`). Also whether they are
@@ -445,5 +452,5 @@ fn extended(
     prefer(&mut shallow);
     prefer(&mut deeper);
     let found = shallow.into_iter().chain(deeper);
-    (found.map(|s| (s.moves, s.complete)).collect(), exhaustive)
+    (found.map(|s| (s.moves, s.tail_read)).collect(), exhaustive)
 }

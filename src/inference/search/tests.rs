@@ -221,6 +221,7 @@ fn a_search_cut_after_finding_explanations_reports_them() {
             sequences,
             exhaustive: false,
             plies: 3,
+            ..
         } => {
             let truth = ucis(&after_moves(&start, &["Nc5", "Nxc5", "Bxc5"]));
             assert!(sequences.iter().any(|s| ucis(s) == truth), "{sequences:?}");
