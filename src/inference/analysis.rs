@@ -731,6 +731,10 @@ impl Engine {
                 extra,
             );
             exhaustive &= all;
+            if open.unread_tail && !all {
+                // Extensions the search did not reach may start otherwise.
+                return false;
+            }
             let beyond = |(s, read): &(Vec<Move>, bool)| *read && s.len() > hypothesis.len();
             survivors.extend(found.into_iter().filter(|s| !open.unread_tail || beyond(s)));
         }

@@ -55,21 +55,23 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     // Past the cap, sequences the search did not collect may start otherwise: what the
     // collected ones share is not known to be shared.
     let capped = found.len() >= MAX_COUNTED;
-    prefer(&mut found);
-    let Some(first) = found.first() else {
-        return Explanation::Nothing;
-    };
     // Each explains the board only with a move in progress not read under way since
     // updates were lost: the board may as well show moves made while nothing was read
-    // (a piece taken, not in the hand). Reported, never recorded.
-    if found.iter().all(|s| !s.tail_read) {
+    // (a piece taken, not in the hand). Reported, never recorded: all of them, as none
+    // is preferred by what was read of it (later boards settle them, see
+    // `Engine::carried`, only if they are every one found).
+    if !found.is_empty() && found.iter().all(|s| !s.tail_read) {
         return Explanation::Ambiguous {
             plies,
             exhaustive: false,
             sequences: found.into_iter().map(|s| s.moves).collect(),
-            unread_tail: true,
+            unread_tail: !capped,
         };
     }
+    prefer(&mut found);
+    let Some(first) = found.first() else {
+        return Explanation::Nothing;
+    };
     if found.len() == 1 {
         return Explanation::Found {
             moves: first.moves.clone(),

@@ -101,8 +101,9 @@ pub(crate) enum Explanation {
     /// equally well and disagree from the first move on (or were cut at the cap);
     /// `exhaustive` when they are every such explanation (fewer than the cap).
     /// `unread_tail` when each explains the board only with a move in progress not read
-    /// under way since updates were lost (see `choose`): none is known to be the moves
-    /// made until a board read since is explained by moves after it.
+    /// under way since updates were lost (see `choose`) and they are every one found
+    /// (not cut at the cap): none is known to be the moves made until a board read since
+    /// is explained by moves after it.
     Ambiguous {
         plies: usize,
         sequences: Vec<Vec<Move>>,
