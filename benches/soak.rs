@@ -13,12 +13,13 @@
 //! while the link is down waits on its final position for the link and the fresh dump.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
-//! [--no-restarts] [--max-downtime MS] [--search-plies N] [--trace GAME-SEED]` (defaults
+//! [--no-restarts] [--max-downtime MS] [--search-plies N] [--trace GAME-SEED[,GAME-SEED...]]` (defaults
 //! 8, 8, 1, 10000, the engine's default; `--no-gaps` keeps the link up and
 //! `--no-restarts` the daemon running, without a journal, to tell their shares apart;
 //! `--max-downtime 0` restarts at once, so no move falls in a downtime; `--search-plies`
 //! is `run --search-plies`; `--trace` prints what the core of the game with that seed
-//! (as the cases list it, hex with `0x`) was shown and said, as scenario-file lines).
+//! (as the cases list it, hex with `0x`) was shown and said, as scenario-file lines;
+//! with several seeds, each line starts with its game's seed).
 //!
 //! Memory: the process's resident set, and the bytes the program has allocated and not
 //! freed (a counting allocator), which tells a leak from the allocator keeping pages.
@@ -140,8 +141,8 @@ struct Board {
     /// number on this board) and the recorded moves it opened after: a carried ambiguity
     /// changes its candidates at every move but not the record, so it is one episode.
     missed: Option<(usize, usize)>,
-    /// The seed of the game to trace (`--trace`), and where its trace stands.
-    trace: Option<u64>,
+    /// The seeds of the games to trace (`--trace`), and where this board's trace stands.
+    trace: Vec<u64>,
     traced: Trace,
 }
 
@@ -149,6 +150,9 @@ struct Board {
 /// is a fresh dump (after the game's start, a link gap or a restart).
 #[derive(Default)]
 struct Trace {
+    /// Put before each line when several games are traced (their seed), so one run's
+    /// traces can be told apart.
+    tag: String,
     at: Duration,
     board: String,
     dump_next: bool,
@@ -159,12 +163,12 @@ impl Trace {
     fn line(&mut self, now: Duration, text: &str) {
         let delay = now.saturating_sub(self.at).as_millis();
         self.at = self.at.max(now);
-        println!("+{delay}ms {text}");
+        println!("{}+{delay}ms {text}", self.tag);
     }
 
     /// A comment line at `now`, without moving the trace's time.
-    fn note(now: Duration, text: &str) {
-        println!("# {:.3} s: {text}", now.as_secs_f64());
+    fn note(&self, now: Duration, text: &str) {
+        println!("{}# {:.3} s: {text}", self.tag, now.as_secs_f64());
     }
 
     /// The board the core was shown: as the squares that changed, or whole after lost
@@ -306,7 +310,8 @@ impl Board {
             ));
         }
         if self.tracing() {
-            Trace::note(now, &format!("restart, down for {downtime:?}"));
+            self.traced
+                .note(now, &format!("restart, down for {downtime:?}"));
             self.traced.dump_next = true;
         }
         self.restarts += 1;
@@ -316,8 +321,9 @@ impl Board {
     }
 
     /// The arbiter at the board: picks, among the candidates the board reported, the
-    /// one the game's scoresheet has after the recorded moves; without such a
-    /// candidate the board is left as it is. A board still irregular after lost updates
+    /// one the game's scoresheet has after the recorded moves (after all but the last,
+    /// when the candidates replace it); without such a candidate the board is left as it
+    /// is. A board still irregular after lost updates
     /// (a link gap or restart since the last recorded move was made) gets the moves the
     /// scoresheet has after the recorded ones (those finished so far) entered, through
     /// the same action.
@@ -332,7 +338,9 @@ impl Board {
         let source = &games[self.game].sans;
         let plain = |san: &str| san.trim_end_matches(['+', '#']).to_string();
         let n = self.run.core().game_status().moves.len();
-        let played: Vec<String> = source.iter().skip(n).map(|s| plain(s)).collect();
+        // Candidates that replace the last recorded move start where it stands.
+        let from = n.saturating_sub(usize::from(self.run.core().ambiguity_replaces_last()));
+        let played: Vec<String> = source.iter().skip(from).map(|s| plain(s)).collect();
         let pick = candidates.iter().find(|c| {
             let moves: Vec<String> = c.split_whitespace().map(plain).collect();
             played.starts_with(&moves)
@@ -355,7 +363,7 @@ impl Board {
             return;
         };
         if self.tracing() {
-            Trace::note(
+            self.traced.note(
                 self.run.now(),
                 &format!("arbiter picks {pick} of {candidates:?}"),
             );
@@ -394,7 +402,7 @@ impl Board {
         }
         let moves = source[n..finished].to_vec();
         if self.tracing() {
-            Trace::note(
+            self.traced.note(
                 self.run.now(),
                 &format!("arbiter enters {}", moves.join(" ")),
             );
@@ -430,12 +438,17 @@ impl Board {
         self.run.replace_sim(sim);
         if self.tracing() {
             self.traced = Trace {
+                tag: match self.trace.len() {
+                    1 => String::new(),
+                    _ => format!("{:#x} ", self.seed),
+                },
                 at: self.started_at,
                 dump_next: true,
                 ..Trace::default()
             };
             println!(
-                "# trace: board {} seed {:#x} {} from {:.3} s: {}",
+                "{}# trace: board {} seed {:#x} {} from {:.3} s: {}",
+                self.traced.tag,
                 self.number,
                 self.seed,
                 games[index].name,
@@ -447,7 +460,7 @@ impl Board {
 
     /// Whether the game being played is the one to trace.
     fn tracing(&self) -> bool {
-        self.trace == Some(self.seed)
+        self.trace.contains(&self.seed)
     }
 
     /// Counts a link gap still open when a stuck run is given up among the game's
@@ -591,15 +604,21 @@ fn main() {
     let mut engine = EngineConfig::default();
     engine.max_search_plies =
         option(&args, "--search-plies", engine.max_search_plies as u64) as usize;
-    // A game's seed as the cases print it (hex with `0x`), or in decimal.
-    let trace = args
+    // Games' seeds as the cases print them (hex with `0x`), or in decimal, separated by
+    // commas.
+    let trace: Vec<u64> = args
         .iter()
         .position(|a| a == "--trace")
         .and_then(|i| args.get(i + 1))
-        .and_then(|v| match v.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(hex, 16).ok(),
-            None => v.parse().ok(),
-        });
+        .map(|list| {
+            list.split(',')
+                .filter_map(|v| match v.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                    None => v.parse().ok(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let journal_dir = std::env::temp_dir().join(format!("boardcast-soak-{}", std::process::id()));
     if restarts_on {
         let _ = std::fs::remove_dir_all(&journal_dir);
@@ -647,7 +666,7 @@ fn main() {
                 interruptions: Vec::new(),
                 arbiter: None,
                 missed: None,
-                trace,
+                trace: trace.clone(),
                 traced: Trace::default(),
             };
             board.next_gap(Duration::ZERO);
@@ -675,7 +694,9 @@ fn main() {
                 if gaps_on && board.run.now() >= board.gap.1 {
                     if board.tracing() {
                         let (start, end) = (board.gap.0.as_secs_f64(), board.gap.1.as_secs_f64());
-                        Trace::note(board.gap.1, &format!("link gap {start:.3}-{end:.3} s"));
+                        board
+                            .traced
+                            .note(board.gap.1, &format!("link gap {start:.3}-{end:.3} s"));
                         board.traced.dump_next = true;
                     }
                     board.gaps += 1;
@@ -701,18 +722,18 @@ fn main() {
                 let until = until
                     .min(board.arbiter.unwrap_or(Duration::MAX))
                     .max(board.run.now());
+                let tracing = board.tracing();
                 let completed = &mut board.completed;
                 let arbiter = &mut board.arbiter;
-                let tracing = board.trace == Some(board.seed);
                 let traced = &mut board.traced;
                 let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
                     if tracing {
                         match &seen {
                             Seen::Observed(raw) => traced.observed(now, raw.to_text()),
-                            Seen::Event(event) => Trace::note(now, &format!("{event:?}")),
+                            Seen::Event(event) => traced.note(now, &format!("{event:?}")),
                             Seen::Report(r) => {
-                                Trace::note(now, &format!("played {} {}", r.ply, r.san))
+                                traced.note(now, &format!("played {} {}", r.ply, r.san))
                             }
                             Seen::Ticked => {}
                         }

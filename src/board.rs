@@ -258,6 +258,11 @@ impl BoardCore {
         self.engine.open_ambiguity()
     }
 
+    /// Whether the open ambiguity's candidates replace the last recorded move.
+    pub fn ambiguity_replaces_last(&self) -> bool {
+        self.engine.ambiguity_replaces_last()
+    }
+
     /// The game as it stands.
     pub fn game_status(&self) -> GameStatus {
         let record = self.engine.game();

@@ -340,6 +340,7 @@ impl Engine {
             binding: true,
             takeback: Some(ply),
             hold: false,
+            unread_tail: false,
         };
         self.report_ambiguity(Some((plies, ambiguity)));
         true
@@ -359,7 +360,7 @@ impl Engine {
             start,
             readings: self.readings_from(),
             scan: self.config.settle,
-            continuous: self.lost_at.is_none_or(|t| t < start),
+            lost: self.lost_at.filter(|&t| t >= start),
         }
     }
 
@@ -469,7 +470,7 @@ impl Engine {
             // is no evidence of it.
             let evidence =
                 self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle));
-            let replaced = explain(
+            let mut replaced = explain(
                 previous,
                 &self.observed,
                 evidence,
@@ -478,6 +479,18 @@ impl Engine {
                 Some(last),
             );
             let went_on = |mv: &Move| moved_elsewhere(last, *mv).is_some();
+            // Its piece was read leaving its square first, before the link went down: a
+            // replacement begun by another piece (g3 Qf6 Rd7 for the rook read on its way
+            // b7-c7 and then on d7) contradicts that reading. (Castling with that rook,
+            // the king moved while nothing was read, begins with it too.)
+            let left = last.from();
+            let begun = |mv: &Move| match *mv {
+                Move::Castle { rook, .. } => Some(rook) == left,
+                _ => mv.from() == left,
+            };
+            if self.lost_updates && self.rest_unread {
+                replaced = self.begun_by(previous, replaced, begun);
+            }
             let slide = match &replaced {
                 Explanation::Found { moves, .. } => moves.first().is_some_and(went_on),
                 Explanation::Ambiguous { sequences, .. } => {
@@ -496,7 +509,10 @@ impl Engine {
             // when the players go on before the arbiter comes: its sequences are carried.
             Explanation::Nothing
                 if !occupancy
-                    && self.ambiguity.as_ref().is_some_and(|a| self.end_alike(a))
+                    && self
+                        .ambiguity
+                        .as_ref()
+                        .is_some_and(|a| a.unread_tail || self.end_alike(a))
                     && self.carried(rounds) =>
             {
                 true
@@ -554,6 +570,7 @@ impl Engine {
                 plies,
                 sequences,
                 exhaustive,
+                unread_tail,
             } => {
                 let mut new = Ambiguity {
                     sequences,
@@ -561,6 +578,7 @@ impl Engine {
                     binding: false,
                     takeback: None,
                     hold: false,
+                    unread_tail,
                 };
                 // Only the sequences that agree with an ambiguity still open can be the
                 // moves made.
@@ -591,6 +609,51 @@ impl Engine {
                 self.report_ambiguity(Some((plies, new)).filter(|_| kept));
                 true
             }
+        }
+    }
+
+    /// `found` (sequences from `start`) without those whose first move is not `first`:
+    /// one left is the explanation, complete when the board shows its position.
+    fn begun_by(
+        &self,
+        start: &Chess,
+        found: Explanation,
+        first: impl Fn(&Move) -> bool,
+    ) -> Explanation {
+        let begun = |moves: &Vec<Move>| moves.first().is_some_and(&first);
+        match found {
+            Explanation::Found { ref moves, .. } if !begun(moves) => Explanation::Nothing,
+            Explanation::Ambiguous {
+                plies,
+                mut sequences,
+                exhaustive,
+                unread_tail,
+            } => {
+                sequences.retain(begun);
+                match sequences.len() {
+                    0 => Explanation::Nothing,
+                    1 => {
+                        let moves = sequences.swap_remove(0);
+                        let mut pos = start.clone();
+                        moves.iter().for_each(|&mv| pos.play_unchecked(mv));
+                        let occupancy = self.config.occupancy_only;
+                        let on = occupied(&self.observed);
+                        Explanation::Found {
+                            complete: shows(&self.observed, on, pos.board(), occupancy),
+                            moves,
+                            plies,
+                            ordered: false,
+                        }
+                    }
+                    _ => Explanation::Ambiguous {
+                        plies,
+                        sequences,
+                        exhaustive,
+                        unread_tail,
+                    },
+                }
+            }
+            found => found,
         }
     }
 
@@ -632,12 +695,18 @@ impl Engine {
     /// depth, and a shorter one, a piece in the hand, would fit.) What every surviving
     /// sequence starts with is recorded; while they differ after it, the board is
     /// ambiguous and they stay open.
+    /// So are the sequences of an ambiguity whose moves in progress were never read
+    /// under way (`unread_tail`), once the search from the recorded position finds
+    /// nothing: only by moves after them, their move in progress finished since (its
+    /// pieces read landing: they were in the hand, not taken) and any move still in
+    /// progress read under way. (The board read after lost updates with O-O in the hand
+    /// and then castled and moved on past the search's depth: Ba4 Nf6 O-O Be7 Re1.)
     /// False when no sequence explains the board (none open, or a board part-way).
     fn carried(&mut self, rounds: usize) -> bool {
         let Some(open) = self
             .ambiguity
             .clone()
-            .filter(|a| a.binding && a.takeback.is_none() && !a.hold)
+            .filter(|a| (a.binding || a.unread_tail) && a.takeback.is_none() && !a.hold)
         else {
             return false;
         };
@@ -662,7 +731,12 @@ impl Engine {
                 extra,
             );
             exhaustive &= all;
-            survivors.extend(found);
+            if open.unread_tail && !all {
+                // Extensions the search did not reach may start otherwise.
+                return false;
+            }
+            let beyond = |(s, read): &(Vec<Move>, bool)| *read && s.len() > hypothesis.len();
+            survivors.extend(found.into_iter().filter(|s| !open.unread_tail || beyond(s)));
         }
         let Some((first, _)) = survivors.first().cloned() else {
             return false;
@@ -687,12 +761,14 @@ impl Engine {
             }
             return true;
         }
+        // (Moves after sequences that bound nothing bind nothing either.)
         let ambiguity = Ambiguity {
-            binding: exhaustive && rest.len() < MAX_COUNTED,
+            binding: open.binding && exhaustive && rest.len() < MAX_COUNTED,
             sequences: rest,
             correction: open.correction && shared == 0,
             takeback: None,
             hold: false,
+            unread_tail: false,
         };
         let plies = ambiguity.sequences[0].len();
         self.report_ambiguity(Some((plies, ambiguity)));
@@ -760,7 +836,7 @@ impl Engine {
 
     /// Whether the sequences of the ambiguity still open replace the last recorded move
     /// (their first move is played from the position before it).
-    fn ambiguity_replaces_last(&self) -> bool {
+    pub fn ambiguity_replaces_last(&self) -> bool {
         self.ambiguity.as_ref().is_some_and(|a| a.correction)
     }
 

@@ -70,6 +70,12 @@ pub(super) struct Ambiguity {
     /// `unconfirmed`): how many moves were made is not known, so nothing is recorded
     /// until the arbiter picks one of the sequences or enters the moves.
     pub hold: bool,
+    /// Each sequence explains the board read after lost updates only with a move in
+    /// progress never read under way (see `search::choose`): the pieces it has in the
+    /// hand may as well have been taken while nothing was read. Nothing is recorded
+    /// from the board itself; a board read since that only moves after one of them
+    /// explain (its pieces read landing) settles it (see `Engine::carried`).
+    pub unread_tail: bool,
 }
 
 impl Ambiguity {

@@ -153,6 +153,7 @@ impl Engine {
             binding: exhaustive,
             takeback: None,
             hold: true,
+            unread_tail: false,
         };
         if plies == 0 {
             self.ambiguity = Some(ambiguity);

@@ -173,6 +173,11 @@ impl JournaledCore {
         self.core.open_ambiguity()
     }
 
+    /// Whether those candidates replace the last recorded move.
+    pub fn ambiguity_replaces_last(&self) -> bool {
+        self.core.ambiguity_replaces_last()
+    }
+
     /// The game as it stands.
     pub fn game_status(&self) -> GameStatus {
         self.core.game_status()

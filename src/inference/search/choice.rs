@@ -41,6 +41,7 @@ pub(super) fn choose_between(
         plies,
         exhaustive: !capped,
         sequences,
+        unread_tail: false,
     }
 }
 
@@ -54,6 +55,19 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     // Past the cap, sequences the search did not collect may start otherwise: what the
     // collected ones share is not known to be shared.
     let capped = found.len() >= MAX_COUNTED;
+    // Each explains the board only with a move in progress not read under way since
+    // updates were lost: the board may as well show moves made while nothing was read
+    // (a piece taken, not in the hand). Reported, never recorded: all of them, as none
+    // is preferred by what was read of it (later boards settle them, see
+    // `Engine::carried`, only if they are every one found).
+    if !found.is_empty() && found.iter().all(|s| !s.tail_read) {
+        return Explanation::Ambiguous {
+            plies,
+            exhaustive: false,
+            sequences: found.into_iter().map(|s| s.moves).collect(),
+            unread_tail: !capped,
+        };
+    }
     prefer(&mut found);
     let Some(first) = found.first() else {
         return Explanation::Nothing;
@@ -74,6 +88,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
             plies,
             exhaustive: !capped && found.len() < MAX_COUNTED,
             sequences: found.into_iter().map(|s| s.moves).collect(),
+            unread_tail: false,
         };
     }
     Explanation::Found {

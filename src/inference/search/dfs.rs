@@ -285,6 +285,7 @@ impl Search<'_> {
         // Its move in progress takes the last move's piece, never read landing.
         let mut taken = false;
         let mut victims = unread_victims(path);
+        let mut tail_read = true;
         if !complete {
             // A move in progress leaves only empty squares and pieces of its side where the
             // board still differs (see `in_progress`): other boards need no position.
@@ -307,6 +308,7 @@ impl Search<'_> {
                 return;
             }
             victims |= taken_in_progress(&pos, path, self.target);
+            tail_read = self.read_under_way(&after, changed, path, turn);
             if self.lifted_after(&after, path) {
                 settled = self.lifted_later(&after, path);
             } else if self.taken_in_hand(&after, path) {
@@ -351,6 +353,7 @@ impl Search<'_> {
             captures_seen: self.captures_seen(path),
             settled,
             unseen_capture: self.occupancy_only && !visible,
+            tail_read,
         });
     }
 }

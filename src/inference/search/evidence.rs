@@ -386,7 +386,7 @@ impl Search<'_> {
             }
             let until = if capture_square(later.mv) == Some(square) {
                 history.filled_with(square, later.code, start)
-            } else if later.mv.from() == Some(square) && self.evidence.continuous {
+            } else if later.mv.from() == Some(square) && self.evidence.continuous() {
                 None
             } else {
                 return true;
@@ -395,6 +395,58 @@ impl Search<'_> {
             history.read(square, step.code, start, until)
                 || history.misread(square, step.code, (start, until), self.evidence.scan)
         })
+    }
+
+    /// After lost updates, whether the move in progress that explains the rest of the
+    /// board (`changed`, where it still differs from `codes`, the board the sequence's
+    /// moves leave; `turn` its side) was read under way: some square of it changed since
+    /// the board was read whole, and no piece of it in the hand began to differ before
+    /// its side's previous move in the sequence began (a player lifts his next piece
+    /// after his last move). A move in progress the fresh read already showed, or begun
+    /// before moves read since, is a piece gone while nothing was read (captured, or
+    /// moved by moves the shorter sequence leaves out) as much as one in the hand: such
+    /// a sequence may be the moves made, but nothing shows it is (exd5 Qxd5 Nc3 read
+    /// with the queen in the hand is also Nc3 with dxe4 under way). On a board read
+    /// without gaps the order rules apply.
+    pub(super) fn read_under_way(
+        &self,
+        codes: &Codes,
+        changed: Bitboard,
+        path: &[Step],
+        turn: Color,
+    ) -> bool {
+        let Some(lost) = self.evidence.lost.filter(|_| !self.occupancy_only) else {
+            return true;
+        };
+        let history = self.evidence.history;
+        let read = changed.into_iter().any(|sq| {
+            history
+                .last_change(sq, Duration::MAX)
+                .is_some_and(|t| t > lost)
+        });
+        if !read {
+            return false;
+        }
+        // When each of the side's moves in the sequence began (as `ordered` has it).
+        let since = self.evidence.since;
+        let mut touched = Bitboard::EMPTY;
+        let mut begun = Duration::ZERO;
+        for (i, step) in path.iter().enumerate() {
+            // The side's own moves are an even number of plies before the end.
+            if let Some(from) = step.mv.from()
+                && (path.len() - i).is_multiple_of(2)
+                && !touched.contains(from)
+                && let Some(at) = since[from.to_usize()]
+            {
+                begun = begun.max(at);
+            }
+            touched |= step.squares;
+        }
+        changed
+            .into_iter()
+            .filter(|&sq| self.target[sq.to_usize()] == EMPTY && codes[sq.to_usize()] != EMPTY)
+            .filter(|&sq| self.mover_code(codes[sq.to_usize()], turn))
+            .all(|sq| since[sq.to_usize()].is_none_or(|at| at >= begun))
     }
 
     /// Whether the moves were started in the order their pieces were seen lifted: a move
@@ -429,7 +481,7 @@ impl Search<'_> {
     /// the changes made meanwhile at once, in no order. Occupancy-only boards have their
     /// own landing rules.
     fn landed_after_leaving(&self, path: &[Step]) -> bool {
-        if self.occupancy_only || !self.evidence.continuous {
+        if self.occupancy_only || !self.evidence.continuous() {
             return true;
         }
         let history = self.evidence.history;

@@ -69,9 +69,17 @@ pub(crate) struct Evidence<'a> {
     /// How far apart two readings of one moment can be (a scan): a change read in one
     /// scan may have happened before one read in the scan before it.
     pub scan: Duration,
-    /// No updates were lost since `start`: every change was read, in turn (after lost
-    /// updates a fresh read shows changes made at unknown times, all at once).
-    pub continuous: bool,
+    /// When updates were last lost, if since `start` (`None`: every change since was
+    /// read, in turn; after lost updates a fresh read shows changes made at unknown
+    /// times, all at once).
+    pub lost: Option<Duration>,
+}
+
+impl Evidence<'_> {
+    /// No updates were lost since `start`.
+    pub fn continuous(&self) -> bool {
+        self.lost.is_none()
+    }
 }
 
 /// The outcome of a search.
@@ -92,10 +100,15 @@ pub(crate) enum Explanation {
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
     /// equally well and disagree from the first move on (or were cut at the cap);
     /// `exhaustive` when they are every such explanation (fewer than the cap).
+    /// `unread_tail` when each explains the board only with a move in progress not read
+    /// under way since updates were lost (see `choose`) and they are every one found
+    /// (not cut at the cap): none is known to be the moves made until a board read since
+    /// is explained by moves after it.
     Ambiguous {
         plies: usize,
         sequences: Vec<Vec<Move>>,
         exhaustive: bool,
+        unread_tail: bool,
     },
 }
 
@@ -134,6 +147,9 @@ struct Sequence {
     /// On an occupancy-only board, a capture of it was not seen landing (see
     /// `capture_landed`): a guess the board does not show.
     unseen_capture: bool,
+    /// Complete, or its move in progress was read under way (see `read_under_way`):
+    /// otherwise it explains the board but records nothing (see `choose`).
+    tail_read: bool,
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -244,6 +260,7 @@ pub(crate) fn explain(
                     plies,
                     sequences: found.into_iter().map(|s| s.moves).collect(),
                     exhaustive: false,
+                    unread_tail: false,
                 };
             }
             break;
@@ -315,16 +332,28 @@ pub(crate) fn explain(
                 }
                 // None found, and each weak one contradicts what the board read (a piece
                 // standing where none of its positions has it: the moves made are more than
-                // the search reaches). They are reported, not recorded. (Not after lost
-                // updates: a piece read standing before them and gone since is what any
-                // move made while nothing was read looks like, e.g. a slide read resting
-                // and then finished; see `Engine::rest_unread`.)
-                if evidence.continuous && deeper.overlooked(&shorter) {
+                // the search reaches). They are reported, not recorded. (After lost
+                // updates, only what was read since the board was read whole counts: a
+                // piece read standing before them and gone since is what any move made
+                // while nothing was read looks like, e.g. a slide read resting and then
+                // finished; see `Engine::rest_unread`.)
+                let overlooked = match evidence.lost {
+                    None => deeper.overlooked(&shorter),
+                    Some(lost) => {
+                        let since = Evidence {
+                            readings: evidence.readings.max(lost),
+                            ..evidence
+                        };
+                        Deeper::new(start, &codes, target, since, skip_first).overlooked(&shorter)
+                    }
+                };
+                if overlooked {
                     prefer(&mut found);
                     return Explanation::Ambiguous {
                         plies,
                         sequences: found.into_iter().map(|s| s.moves).collect(),
                         exhaustive: false,
+                        unread_tail: false,
                     };
                 }
             }
@@ -368,7 +397,8 @@ pub(crate) fn explain_to_move(
 
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that
 /// explained an earlier board) and add at most `extra` moves, the fewest that do,
-/// preferred as by `choose`: each with whether it is complete (nothing in progress).
+/// preferred as by `choose`: each with whether its move in progress, if any, was read
+/// under way (see `Sequence::tail_read`).
 /// On an occupancy-only board, when each of the fewest leaves a move in progress begun
 /// before its last move was read landing, the complete ones one move longer come
 /// next to them, as `explain` reports them (`choose_between`). Also whether they are
@@ -424,5 +454,5 @@ fn extended(
     prefer(&mut shallow);
     prefer(&mut deeper);
     let found = shallow.into_iter().chain(deeper);
-    (found.map(|s| (s.moves, s.complete)).collect(), exhaustive)
+    (found.map(|s| (s.moves, s.tail_read)).collect(), exhaustive)
 }

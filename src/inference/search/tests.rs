@@ -30,7 +30,7 @@ fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evide
         start: Duration::ZERO,
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
-        continuous: true,
+        lost: None,
     }
 }
 
@@ -245,6 +245,7 @@ fn a_search_cut_after_finding_explanations_reports_them() {
             sequences,
             exhaustive: false,
             plies: 3,
+            ..
         } => {
             let truth = ucis(&after_moves(&start, &["Nc5", "Nxc5", "Bxc5"]));
             assert!(sequences.iter().any(|s| ucis(s) == truth), "{sequences:?}");
