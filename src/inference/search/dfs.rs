@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Move, Position, Rank, Role};
+use shakmaty::{Bitboard, Chess, Move, Position, Role};
 
 use super::bounds::{Counts, board_counts, counts_after, piece_counts};
-use super::moves::{capture_square, landing};
+use super::moves::{capture_square, landing, start_push};
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
 
@@ -382,26 +382,13 @@ fn unread_victims(path: &[Step]) -> Bitboard {
 /// its square never read changed, as in `unread_victims`. Each ends where the other ends
 /// once the capture lands, so neither may count as seen only because its twin was not.
 fn taken_in_progress(after: &Chess, path: &[Step], target: &Codes) -> Bitboard {
-    let Some(&Step {
-        mv:
-            Move::Normal {
-                role: Role::Pawn,
-                from,
-                to,
-                capture: None,
-                ..
-            },
-        ..
-    }) = path.last()
+    let Some((steps, to)) = path
+        .last()
+        .and_then(|s| Some((start_push(s.mv)?, s.mv.to())))
     else {
         return Bitboard::EMPTY;
     };
-    let steps = from.distance(to);
-    let pushed = steps == 2 || steps == 1 && matches!(to.rank(), Rank::Third | Rank::Sixth);
-    if !pushed
-        || !matches!(from.rank(), Rank::Second | Rank::Seventh)
-        || target[to.to_usize()] != EMPTY
-    {
+    if target[to.to_usize()] != EMPTY {
         return Bitboard::EMPTY;
     }
     let in_hand = |mv: &Move| {

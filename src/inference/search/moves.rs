@@ -55,25 +55,31 @@ pub(super) fn capture_square(mv: Move) -> Option<Square> {
 /// steps pass the one step's square, so a reading of the pawn there for no longer than
 /// a scan (a slide) is evidence of neither (see `Search::captures_seen`).
 pub(super) fn one_step_twin(step: Move, capture: Move) -> bool {
+    start_push(step) == Some(1)
+        && matches!(
+            capture,
+            Move::Normal { role: Role::Pawn, capture: Some(Role::Pawn), to: target, .. }
+                if target == step.to()
+        )
+}
+
+/// How many squares (one or two) `mv` pushes a pawn from its start rank, if it does (a
+/// step from the second or seventh rank onto the last is a promotion, not one).
+pub(super) fn start_push(mv: Move) -> Option<u32> {
     let Move::Normal {
         role: Role::Pawn,
         from,
         to,
         capture: None,
         ..
-    } = step
+    } = mv
     else {
-        return false;
+        return None;
     };
+    let steps = from.distance(to);
     let start = matches!(from.rank(), Rank::Second | Rank::Seventh);
-    let one = matches!(to.rank(), Rank::Third | Rank::Sixth) && from.distance(to) == 1;
-    start
-        && one
-        && matches!(
-            capture,
-            Move::Normal { role: Role::Pawn, capture: Some(Role::Pawn), to: target, .. }
-                if target == to
-        )
+    let onward = steps == 2 || matches!(to.rank(), Rank::Third | Rank::Sixth);
+    (start && onward).then_some(steps)
 }
 
 /// The squares `mv`'s piece itself passes on its way: the one it leaves (a piece touched
