@@ -172,22 +172,36 @@ impl Search<'_> {
         code == EMPTY || (first..=last).contains(&code)
     }
 
-    /// On an occupancy-only board, whether the pieces a move in progress has in the hand
+    /// On an occupancy-only board, whether each piece a move in progress has in the hand
     /// (squares read empty that the sequence leaves occupied: its piece, a piece it
-    /// captures) were seen leaving their squares after the sequence's last move began
-    /// and landed (read at most a scan later): the next move starts after the last one.
-    pub(super) fn lifted_after(&self, codes: &Codes, path: &[Step]) -> bool {
+    /// captures) was seen leaving its square after the sequence's last move began, at a
+    /// time `when` accepts (given that last move). True on boards that read pieces.
+    fn hand_left(
+        &self,
+        codes: &Codes,
+        path: &[Step],
+        when: impl Fn(&Step, Duration) -> bool,
+    ) -> bool {
         let Some(last) = path.last().filter(|_| self.occupancy_only) else {
             return true;
         };
-        let history = self.evidence.history;
         (occupied(codes) & !occupied(self.target))
             .into_iter()
             .all(|sq| {
-                history
+                self.evidence
+                    .history
                     .left(sq, last.lift)
-                    .is_some_and(|t| self.landed_by(last, t, self.evidence.scan))
+                    .is_some_and(|t| when(last, t))
             })
+    }
+
+    /// On an occupancy-only board, whether the pieces a move in progress has in the hand
+    /// were seen leaving their squares after the sequence's last move began and landed
+    /// (read at most a scan later): the next move starts after the last one.
+    pub(super) fn lifted_after(&self, codes: &Codes, path: &[Step]) -> bool {
+        self.hand_left(codes, path, |last, t| {
+            self.landed_by(last, t, self.evidence.scan)
+        })
     }
 
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
@@ -198,20 +212,13 @@ impl Search<'_> {
     /// (Rxb2 swapped, then Rd7-d2 read landing and leaving at once: not Rd2 with the
     /// rook on d7 in the hand). Such a move in progress is not settled (see `explain`).
     pub(super) fn lifted_later(&self, codes: &Codes, path: &[Step]) -> bool {
-        let Some(last) = path.last().filter(|_| self.occupancy_only) else {
-            return true;
-        };
         let history = self.evidence.history;
-        let from = last.lift.saturating_sub(self.evidence.scan);
-        (occupied(codes) & !occupied(self.target))
-            .into_iter()
-            .all(|sq| {
-                history.left(sq, last.lift).is_some_and(|t| {
-                    last.fills
-                        .into_iter()
-                        .all(|fill| history.filled(fill, from).is_some_and(|at| at < t))
-                })
-            })
+        self.hand_left(codes, path, |last, t| {
+            let from = last.lift.saturating_sub(self.evidence.scan);
+            last.fills
+                .into_iter()
+                .all(|fill| history.filled(fill, from).is_some_and(|at| at < t))
+        })
     }
 
     /// On an occupancy-only board, whether the move in progress (its pieces in the
