@@ -183,6 +183,19 @@ impl Search<'_> {
                 *self.nodes += 1;
                 continue;
             }
+            // Nor can a last move whose piece the board still shows where it stood: its
+            // square, unchanged so far, then differs and shows a piece of the side that
+            // just moved, which no move in progress after it puts back (see `leaf`).
+            // (Not castling: in Chess960 the king may end where it stood.)
+            if remaining == 1
+                && !matches!(mv, Move::Castle { .. })
+                && let Some(from) = mv.from()
+                && !changed.contains(from)
+                && !self.mover_code(self.target[from.to_usize()], !pos.turn())
+            {
+                *self.nodes += 1;
+                continue;
+            }
             // Nor can a leaf still differing, off the move's squares, on more than a move
             // in progress changes (see `leaf`): counted, without building its effect.
             if remaining == 1
