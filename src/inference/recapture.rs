@@ -18,22 +18,14 @@ use super::search::{Explanation, explain};
 /// square shows when that piece or the one taken moves next, usually within a few moves.
 const REACH: usize = 12;
 
-/// One replacement that explains the board: the ply it starts at (0-based index of the
-/// replaced capture) and the moves from there, the replaced capture's first.
-struct Replacement {
-    ply: usize,
-    moves: Vec<Move>,
-    complete: bool,
-}
-
 impl Engine {
     /// On an occupancy-only board the record cannot explain (the search from it and the
     /// correction of its last move found nothing): replaces a recorded capture by another
     /// capture of the same piece from the same square, when exactly one such replacement
-    /// (with the later moves by the same squares) leaves a position the search explains
-    /// unambiguously. The moves from the replaced capture are retracted and recorded
-    /// again. Not after lost updates, nor beside an open ambiguity or unconfirmed moves
-    /// (their own rules settle those boards).
+    /// (with the later moves by the same squares) leaves a position the search explains.
+    /// The moves from the replaced capture are retracted and recorded again, and the
+    /// board is explained from there. Not after lost updates, nor beside an open
+    /// ambiguity or unconfirmed moves (their own rules settle those boards).
     pub(super) fn recaptured(&mut self, rounds: usize) -> bool {
         if !self.config.occupancy_only
             || self.lost_updates
@@ -43,13 +35,14 @@ impl Engine {
         {
             return false;
         }
-        let Some(only) = self.replacement() else {
+        let Some((ply, moves)) = self.replacement() else {
             return false;
         };
-        self.retract_to(only.ply);
-        self.record_sequence(&only.moves, false);
-        if !only.complete
-            && self.tentative.is_none()
+        self.retract_to(ply);
+        self.record_sequence(&moves, false);
+        // The board after it is explained as after any recorded move: recorded, or
+        // reported as ambiguous.
+        if self.tentative.is_none()
             && self.diff.any()
             && !self.pending()
             && !self.explained(rounds - 1)
@@ -59,20 +52,21 @@ impl Engine {
         true
     }
 
-    /// The one replacement that explains the board, if exactly one does.
-    fn replacement(&self) -> Option<Replacement> {
+    /// The one replacement after which the search explains the board (whole, in part or
+    /// ambiguously), if exactly one does: the ply of the replaced capture and the moves
+    /// from there to the recorded position.
+    fn replacement(&self) -> Option<(usize, Vec<Move>)> {
         let n = self.record.ply_count();
         let depth = self.config.max_search_plies + 2;
-        let mut fits: Option<Replacement> = None;
+        let mut fits = None;
         for ply in n.saturating_sub(REACH)..n {
-            let recorded = self.record.moves()[ply].mv;
             let Move::Normal {
                 from,
                 to,
                 capture: Some(_),
                 promotion,
                 ..
-            } = recorded
+            } = self.record.moves()[ply].mv
             else {
                 continue;
             };
@@ -87,27 +81,17 @@ impl Engine {
                     && m.promotion() == promotion
             });
             for other in others {
-                let Some((pos, mut moves)) = self.replayed(before, other, ply + 1) else {
+                let Some((pos, moves)) = self.replayed(before, other, ply + 1) else {
                     continue;
                 };
-                let (more, complete) =
-                    match explain(&pos, &self.observed, self.evidence(), true, depth, None) {
-                        Explanation::Nothing => continue,
-                        Explanation::Found {
-                            moves, complete, ..
-                        } => (moves, complete),
-                        // Several ways on: not decided.
-                        Explanation::Ambiguous { .. } => return None,
-                    };
+                let found = explain(&pos, &self.observed, self.evidence(), true, depth, None);
+                if found == Explanation::Nothing {
+                    continue;
+                }
                 if fits.is_some() {
                     return None;
                 }
-                moves.extend(more);
-                fits = Some(Replacement {
-                    ply,
-                    moves,
-                    complete,
-                });
+                fits = Some((ply, moves));
             }
         }
         fits
