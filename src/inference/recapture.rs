@@ -15,8 +15,9 @@ use super::engine::Engine;
 use super::search::{Explanation, explain};
 
 /// How many recorded plies back a capture may be replaced: a piece taken on the wrong
-/// square shows when that piece or the one taken moves next, usually within a few moves.
-const REACH: usize = 12;
+/// square shows when that piece or the one taken moves next, which can be many moves
+/// later (round 2 lichess #405: Qxh6 read as Qxc3, the queen moved again 14 plies on).
+const REACH: usize = 24;
 
 impl Engine {
     /// On an occupancy-only board the record cannot explain (the search from it and the
