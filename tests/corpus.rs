@@ -110,8 +110,9 @@ impl Variant {
             Variant::Rotated => 994,
             // A move read landing in the scan that reads the reply begun is reported
             // beside a capture swapped within a scan before the whole reply, not
-            // guessed: 924 -> 922.
-            Variant::Occupancy => 922,
+            // guessed: 924 -> 922. A capture recorded on the wrong square is replaced
+            // once later moves fit only the same piece's other capture: 922 -> 925.
+            Variant::Occupancy => 925,
         }
     }
 

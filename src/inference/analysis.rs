@@ -420,7 +420,7 @@ impl Engine {
     /// analysed again (`rounds` bounds that). A board the recorded position cannot
     /// explain may still be explained with the last move replaced (a correction after the
     /// reply began).
-    fn explained(&mut self, rounds: usize) -> bool {
+    pub(super) fn explained(&mut self, rounds: usize) -> bool {
         if self.turn_open || rounds == 0 {
             return false;
         }
@@ -517,6 +517,7 @@ impl Engine {
             {
                 true
             }
+            Explanation::Nothing if occupancy && self.recaptured(rounds) => true,
             Explanation::Nothing => {
                 self.unexplained = Some(key);
                 false

@@ -15,6 +15,7 @@ mod history;
 mod legality;
 mod operator;
 mod pending;
+mod recapture;
 mod replay;
 mod search;
 mod signals;
