@@ -461,15 +461,8 @@ impl Engine {
         // from the same square, when that takes fewer moves than explaining it after
         // the move (a slide cut off, then finished: Rd7 read, then Rd8; not Rd7 and a
         // round trip of the other side). Another piece is no such slide (exd5 read
-        // whole is not Nc3 with a capture in progress). After lost updates, a last move
-        // read after it rested (the reply begun) was made: a board the record cannot
-        // explain then is more moves than the search reaches as much as a correction
-        // (Kd4, the knight lifted, the gap, then Ke4 in place of six moves), so only a
-        // slide cut off replaces it.
-        let retry = match self.lost_updates {
-            true => self.rest_unread,
-            false => found == Explanation::Nothing,
-        };
+        // whole is not Nc3 with a capture in progress).
+        let retry = found == Explanation::Nothing || self.lost_updates && self.rest_unread;
         if retry && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i)) {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the
