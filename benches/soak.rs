@@ -134,6 +134,10 @@ struct Board {
     /// The current game's start, its moves' last actions and what interrupted it.
     started_at: Duration,
     completed: Vec<Duration>,
+    /// When each recorded move (by ply) was last written, made or corrected: a wrong
+    /// entry may be written long after the move it stands for was played (moves read
+    /// live, retracted after a later gap and recorded again otherwise).
+    written: Vec<Duration>,
     interruptions: Vec<(Cause, Duration, Duration)>,
     /// When the arbiter, called by an ambiguity or an irregular board, reaches the board.
     arbiter: Option<Duration>,
@@ -429,6 +433,7 @@ impl Board {
     fn start(&mut self, games: &[Game], index: usize, base_seed: u64) {
         self.started_at = self.run.now();
         self.completed.clear();
+        self.written.clear();
         self.interruptions.clear();
         self.arbiter = None;
         self.game = index;
@@ -519,7 +524,8 @@ impl Board {
 
     /// What interrupted the game near the first difference, after `common` moves were
     /// recorded right: a link gap or restart that overlaps the time from the last right
-    /// move's last action to [`NEAR`] after the next move's (or the game's end).
+    /// move's last action to [`NEAR`] after the next move's (or the game's end), or after
+    /// the wrong entry in its place was written, when that came later.
     fn near(&self, common: usize) -> (&'static str, String) {
         let from = match common {
             0 => self.started_at,
@@ -529,12 +535,16 @@ impl Board {
                 .copied()
                 .unwrap_or(self.started_at),
         };
-        let to = self
+        let played = self
             .completed
             .get(common)
             .copied()
-            .unwrap_or_else(|| self.run.now())
-            + NEAR;
+            .unwrap_or_else(|| self.run.now());
+        let written = match self.run.core().game_status().moves.len() > common {
+            true => self.written.get(common).copied().unwrap_or(played),
+            false => played,
+        };
+        let to = played.max(written) + NEAR;
         let near: Vec<&(Cause, Duration, Duration)> = self
             .interruptions
             .iter()
@@ -663,6 +673,7 @@ fn main() {
                 journal,
                 started_at: Duration::ZERO,
                 completed: Vec::new(),
+                written: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
                 missed: None,
@@ -724,6 +735,7 @@ fn main() {
                     .max(board.run.now());
                 let tracing = board.tracing();
                 let completed = &mut board.completed;
+                let written = &mut board.written;
                 let arbiter = &mut board.arbiter;
                 let traced = &mut board.traced;
                 let progress = board.run.step(until, &mut |now, seen| {
@@ -740,6 +752,14 @@ fn main() {
                     }
                     match seen {
                         Seen::Report(report) => completed.push(report.completed_at),
+                        Seen::Event(
+                            Event::MoveMade { ply, .. } | Event::MoveCorrected { ply, .. },
+                        ) if ply > 0 => {
+                            if written.len() < ply {
+                                written.resize(ply, now);
+                            }
+                            written[ply - 1] = now;
+                        }
                         Seen::Event(Event::Ambiguous { .. } | Event::Irregular { .. }) => {
                             arbiter.get_or_insert(now + ARBITER_DELAY);
                         }

@@ -59,14 +59,14 @@ impl History {
             .map(|c| c.at)
     }
 
-    /// Whether `square` read `code` at or after `from` and kept it for at least `least`
-    /// (a wrong code is read for one scan only). The last reading keeps it until now,
-    /// unless only a reading `replaced` since counts.
+    /// Whether `square` read `code` at or after `from` and before `before` and kept it for
+    /// at least `least` (a wrong code is read for one scan only). The last reading keeps
+    /// it until now, unless only a reading `replaced` since counts.
     pub fn stood(
         &self,
         square: Square,
         code: u8,
-        from: Duration,
+        (from, before): (Duration, Duration),
         least: Duration,
         replaced: bool,
     ) -> bool {
@@ -77,7 +77,7 @@ impl History {
                 Some(t) => t >= c.at + least,
                 None => !replaced,
             };
-            if c.code == code && c.at >= from && kept {
+            if c.code == code && c.at >= from && c.at < before && kept {
                 return true;
             }
         }
@@ -85,7 +85,7 @@ impl History {
     }
 
     /// Whether `square` read `code`, the code of a piece placed there, at or after `from`
-    /// in a way a wrong code does not explain. A wrong code is one reading of a piece
+    /// and before `until` in a way a wrong code does not explain. A wrong code is one reading of a piece
     /// just placed, and the next scan reads its true code; so the code counts when it
     /// stood (see `stood`), when it was read twice (the same wrong code again would take
     /// the piece placed again and misread alike), or when it replaced a code of
@@ -95,14 +95,16 @@ impl History {
         &self,
         square: Square,
         code: u8,
-        from: Duration,
+        (from, until): (Duration, Duration),
         (least, replaced): (Duration, bool),
         corrects: u16,
     ) -> bool {
-        if self.stood(square, code, from, least, replaced) {
+        if self.stood(square, code, (from, until), least, replaced) {
             return true;
         }
-        let mut reads = self.on(square).filter(|c| c.code == code && c.at >= from);
+        let mut reads = self
+            .on(square)
+            .filter(|c| c.code == code && c.at >= from && c.at < until);
         match (reads.next(), reads.next()) {
             (Some(_), Some(_)) => true,
             (Some(once), None) => corrects & 1u16.checked_shl(once.was.into()).unwrap_or(0) != 0,
@@ -358,11 +360,11 @@ mod tests {
         }
         let scan = ms(250);
         // Read once, then replaced: it may have been a wrong code.
-        assert!(!h.stood(Square::B8, 4, ms(0), scan, false));
-        assert!(h.stood(Square::B8, 5, ms(0), scan, true));
-        assert!(!h.stood(Square::B8, 5, ms(800), scan, false));
+        assert!(!h.stood(Square::B8, 4, (ms(0), Duration::MAX), scan, false));
+        assert!(h.stood(Square::B8, 5, (ms(0), Duration::MAX), scan, true));
+        assert!(!h.stood(Square::B8, 5, (ms(800), Duration::MAX), scan, false));
         // The last reading stands, unless a replaced one is asked for.
-        assert!(h.stood(Square::B8, 0, ms(1000), scan, false));
-        assert!(!h.stood(Square::B8, 0, ms(1000), scan, true));
+        assert!(h.stood(Square::B8, 0, (ms(1000), Duration::MAX), scan, false));
+        assert!(!h.stood(Square::B8, 0, (ms(1000), Duration::MAX), scan, true));
     }
 }

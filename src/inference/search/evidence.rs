@@ -336,7 +336,7 @@ impl Search<'_> {
             if landing().any(|later| later.code == code) {
                 return false;
             }
-            let captured = landing().next().is_some();
+            let capture = landing().next();
             // Its side's other pieces: the pawn is left out (the pawn put on the last
             // rank and then swapped for the piece, whose first reading may be wrong).
             let corrects = Role::ALL
@@ -344,9 +344,24 @@ impl Search<'_> {
                 .filter(|&r| r != role && r != Role::Pawn)
                 .fold(0u16, |bits, r| bits | 1 << piece_code(r.of(color)));
             let (start, scan) = (self.evidence.start, self.evidence.scan);
-            self.evidence
-                .history
-                .placed(square, code, start, (scan, captured), corrects)
+            let history = self.evidence.history;
+            // Once the capturing piece was read there (since the pawn left), the piece
+            // that took it is there: a piece of the promoted code read after that is a
+            // later one's (a rook recapturing, lifted again by the next capture while the
+            // sequence counts its move in progress).
+            let until = capture
+                .and_then(|later| {
+                    let left = self.lifted(step.mv, start).unwrap_or(start);
+                    history.filled_with(square, later.code, left)
+                })
+                .unwrap_or(Duration::MAX);
+            history.placed(
+                square,
+                code,
+                (start, until),
+                (scan, capture.is_some()),
+                corrects,
+            )
         })
     }
 
@@ -389,7 +404,13 @@ impl Search<'_> {
             // The pawn's two steps taken en passant end alike and slide across this
             // square: only the pawn read standing there (longer than a scan) is its step.
             if j == i + 1 && one_step_twin(step.mv, later.mv) {
-                return history.stood(square, step.code, start, self.evidence.scan, true);
+                return history.stood(
+                    square,
+                    step.code,
+                    (start, Duration::MAX),
+                    self.evidence.scan,
+                    true,
+                );
             }
             let until = if capture_square(later.mv) == Some(square) {
                 history.filled_with(square, later.code, start)
