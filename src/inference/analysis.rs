@@ -361,7 +361,16 @@ impl Engine {
             readings: self.readings_from(),
             scan: self.config.settle,
             lost: self.lost_at.filter(|&t| t >= start),
+            fresh: false,
         }
+    }
+
+    /// Whether the record's first `ply` moves are all it held when updates were last lost.
+    fn recorded_when_lost(&self, ply: usize) -> bool {
+        self.lost_moves.len() == ply
+            && (self.record.moves().iter())
+                .zip(&self.lost_moves)
+                .all(|(m, &lost)| m.mv == lost)
     }
 
     pub(super) fn retract_to(&mut self, ply: usize) {
@@ -446,7 +455,11 @@ impl Engine {
             return true;
         }
         let mut correction = false;
-        let evidence = self.evidence();
+        let n = self.record.ply_count();
+        let evidence = Evidence {
+            fresh: self.recorded_when_lost(n),
+            ..self.evidence()
+        };
         let mut found = explain(
             self.record.position(),
             &self.observed,
@@ -455,7 +468,6 @@ impl Engine {
             depth,
             None,
         );
-        let n = self.record.ply_count();
         // A last move whose rest was not read may have gone on while the link was down:
         // the board read after it is then explained with that move's piece taken on
         // from the same square, when that takes fewer moves than explaining it after
@@ -468,8 +480,10 @@ impl Engine {
             // The replaced move was begun before the last one was recorded, after the
             // position it replaces was first shown: a piece lifted earlier in the game
             // is no evidence of it.
-            let evidence =
-                self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle));
+            let evidence = Evidence {
+                fresh: self.recorded_when_lost(n - 1),
+                ..self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle))
+            };
             let mut replaced = explain(
                 previous,
                 &self.observed,

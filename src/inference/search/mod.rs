@@ -12,6 +12,7 @@ mod choice;
 mod deeper;
 mod dfs;
 mod evidence;
+mod fresh;
 mod moves;
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ use self::bounds::seen_moves_reach;
 use self::choice::{choose, choose_between, prefer};
 use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
+use self::fresh::SinceLost;
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
 
@@ -73,6 +75,9 @@ pub(crate) struct Evidence<'a> {
     /// read, in turn; after lost updates a fresh read shows changes made at unknown
     /// times, all at once).
     pub lost: Option<Duration>,
+    /// The search starts from the position recorded when updates were last lost: the
+    /// board read whole then is a snapshot of the moves searched (see `fresh`).
+    pub fresh: bool,
 }
 
 impl Evidence<'_> {
@@ -306,6 +311,16 @@ pub(crate) fn explain(
                     return deeper;
                 }
             }
+            // After lost updates, moves that never show a piece read standing since the
+            // board was read whole where it stood, or never pass through the position
+            // the fresh read is a snapshot of, are not the moves made: those are more
+            // than the search reaches. Reported, not recorded.
+            if let Some(since) = SinceLost::new(start, &codes, target, evidence, skip_first) {
+                if !found.iter().any(|s| whole(s) && since.fits(s)) {
+                    return reported(found, plies);
+                }
+                found.retain(|s| !whole(s) || since.fits(s));
+            }
             return choose(found, plies);
         }
         if weak.is_none() {
@@ -318,7 +333,7 @@ pub(crate) fn explain(
         }
     }
     match (weak, strained) {
-        (Some((mut found, plies)), _) => {
+        (Some((found, plies)), _) => {
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
             // a piece where it stood beats it; as does one as long, when the search
             // stopped collecting them (a piece away and back fits in many ways).
@@ -333,34 +348,31 @@ pub(crate) fn explain(
                 // None found, and each weak one contradicts what the board read (a piece
                 // standing where none of its positions has it: the moves made are more than
                 // the search reaches). They are reported, not recorded. (After lost
-                // updates, only what was read since the board was read whole counts: a
-                // piece read standing before them and gone since is what any move made
-                // while nothing was read looks like, e.g. a slide read resting and then
-                // finished; see `Engine::rest_unread`.)
-                let overlooked = match evidence.lost {
+                // updates, only what was read since the board was read whole counts.)
+                let overlooked = match SinceLost::new(start, &codes, target, evidence, skip_first) {
                     None => deeper.overlooked(&shorter),
-                    Some(lost) => {
-                        let since = Evidence {
-                            readings: evidence.readings.max(lost),
-                            ..evidence
-                        };
-                        Deeper::new(start, &codes, target, since, skip_first).overlooked(&shorter)
-                    }
+                    Some(since) => !shorter.iter().any(|s| since.fits(s)),
                 };
                 if overlooked {
-                    prefer(&mut found);
-                    return Explanation::Ambiguous {
-                        plies,
-                        sequences: found.into_iter().map(|s| s.moves).collect(),
-                        exhaustive: false,
-                        unread_tail: false,
-                    };
+                    return reported(found, plies);
                 }
             }
             choose(found, plies)
         }
         (None, Some((found, plies))) => choose(found, plies),
         (None, None) => Explanation::Nothing,
+    }
+}
+
+/// Explanations that contradict what the board read: the moves made are more than the
+/// search reaches. Reported, never recorded.
+fn reported(mut found: Vec<Sequence>, plies: usize) -> Explanation {
+    prefer(&mut found);
+    Explanation::Ambiguous {
+        plies,
+        sequences: found.into_iter().map(|s| s.moves).collect(),
+        exhaustive: false,
+        unread_tail: false,
     }
 }
 

@@ -1,0 +1,149 @@
+//! The board read whole after lost updates: a snapshot of the moves made, taken in one
+//! position they pass through, or part-way through the move after it.
+
+use shakmaty::{Bitboard, Chess, Move, Position, Square};
+
+use super::deeper::Deeper;
+use super::{Evidence, MAX_LIFTED, Sequence};
+use crate::inference::codes::{Codes, EMPTY, move_effect};
+
+/// After lost updates, what an explanation must agree with of the readings since the
+/// board was read whole: each piece read standing since stands on a position it passes
+/// through, and the fresh read is a snapshot of one. (A piece read standing before the
+/// updates were lost and gone since is what any move made while nothing was read looks
+/// like, e.g. a slide read resting and then finished; see `Engine::rest_unread`.)
+pub(super) struct SinceLost<'a> {
+    start: &'a Chess,
+    codes: &'a Codes,
+    deeper: Deeper<'a>,
+    fresh: Option<FreshRead>,
+}
+
+impl<'a> SinceLost<'a> {
+    /// `None` when no updates were lost since the evidence's start.
+    pub(super) fn new(
+        start: &'a Chess,
+        codes: &'a Codes,
+        target: &'a Codes,
+        evidence: Evidence<'a>,
+        skip_first: Option<Move>,
+    ) -> Option<Self> {
+        let lost = evidence.lost?;
+        let since = Evidence {
+            readings: evidence.readings.max(lost),
+            ..evidence
+        };
+        Some(SinceLost {
+            start,
+            codes,
+            deeper: Deeper::new(start, codes, target, since, skip_first),
+            fresh: FreshRead::new(target, &evidence),
+        })
+    }
+
+    /// Whether `s` agrees with them.
+    pub(super) fn fits(&self, s: &Sequence) -> bool {
+        self.deeper.shown(s)
+            && self
+                .fresh
+                .as_ref()
+                .is_none_or(|f| f.passed(self.start, self.codes, &s.moves))
+    }
+}
+
+/// The board as it was read when updates were last lost.
+pub(super) struct FreshRead {
+    board: Codes,
+    /// Squares whose reading changed within a scan of the fresh read: the code may have
+    /// been a wrong one (a piece being put down), only the occupancy counts.
+    brief: Bitboard,
+}
+
+impl FreshRead {
+    /// The fresh read since the evidence's start, if the search starts from the position
+    /// recorded then (moves recorded since start after it) and the changes kept reach
+    /// back to it.
+    pub(super) fn new(target: &Codes, evidence: &Evidence) -> Option<Self> {
+        let lost = evidence.lost.filter(|_| evidence.fresh)?;
+        let mut boards = evidence.history.boards_back(*target);
+        // The board a scan after the fresh read, if it changed within that scan.
+        let mut later = None;
+        let board = loop {
+            let (at, board) = boards.next()?;
+            if at <= lost {
+                break board;
+            }
+            if at <= lost + evidence.scan && later.is_none() {
+                later = Some(board);
+            }
+        };
+        let later = later.unwrap_or(board);
+        let brief = Square::ALL
+            .into_iter()
+            .filter(|sq| later[sq.to_usize()] != board[sq.to_usize()])
+            .collect();
+        Some(FreshRead { board, brief })
+    }
+
+    /// Whether `moves` from `start` (`codes`) pass through a position the fresh read
+    /// shows, or part-way through the move after it (its pieces in the hand or put down:
+    /// a slide or a castling half done), or with at most [`MAX_LIFTED`] pieces in the hand
+    /// after the last one (a move in progress the sequence leaves open).
+    pub(super) fn passed(&self, start: &Chess, codes: &Codes, moves: &[Move]) -> bool {
+        let mut pos = start.clone();
+        let mut before = *codes;
+        for &mv in moves {
+            let effect = move_effect(mv, pos.turn(), false);
+            let mut after = before;
+            effect.apply(&mut after);
+            if self.part_way(&before, &after, effect.squares()) {
+                return true;
+            }
+            pos.play_unchecked(mv);
+            before = after;
+        }
+        self.in_hand(&before)
+    }
+
+    fn same(&self, sq: Square, code: u8) -> bool {
+        let read = self.board[sq.to_usize()];
+        match self.brief.contains(sq) {
+            true => (read == EMPTY) == (code == EMPTY),
+            false => read == code,
+        }
+    }
+
+    /// The fresh read shows `before`, except on the squares the move to `after` changes,
+    /// which show a piece of the move or nothing, and one other piece in the hand at most
+    /// (touched).
+    fn part_way(&self, before: &Codes, after: &Codes, squares: Bitboard) -> bool {
+        let pieces: Vec<u8> = squares
+            .into_iter()
+            .flat_map(|sq| [before[sq.to_usize()], after[sq.to_usize()]])
+            .collect();
+        let mut touched = 0;
+        Square::ALL.into_iter().all(|sq| {
+            let read = self.board[sq.to_usize()];
+            if self.same(sq, before[sq.to_usize()]) {
+                return true;
+            }
+            if squares.contains(sq) {
+                return read == EMPTY || pieces.iter().any(|&code| self.same(sq, code));
+            }
+            touched += 1;
+            read == EMPTY && touched <= 1
+        })
+    }
+
+    /// The fresh read shows `last`, but for a few of its pieces in the hand.
+    fn in_hand(&self, last: &Codes) -> bool {
+        let mut lifted = 0;
+        Square::ALL.into_iter().all(|sq| {
+            if self.same(sq, last[sq.to_usize()]) {
+                return true;
+            }
+            lifted += 1;
+            self.board[sq.to_usize()] == EMPTY && lifted <= MAX_LIFTED
+        })
+    }
+}
