@@ -367,8 +367,16 @@ impl Engine {
 
     /// Whether the record's first `ply` moves are all it held when updates were last lost.
     fn recorded_when_lost(&self, ply: usize) -> bool {
-        self.lost_moves.len() == ply
-            && (self.record.moves().iter())
+        self.lost_moves.len() == ply && self.kept_lost_moves()
+    }
+
+    /// Whether the record still begins with the moves it held when updates were last
+    /// lost (none of them retracted or replaced since).
+    pub(super) fn kept_lost_moves(&self) -> bool {
+        let moves = self.record.moves();
+        moves.len() >= self.lost_moves.len()
+            && moves
+                .iter()
                 .zip(&self.lost_moves)
                 .all(|(m, &lost)| m.mv == lost)
     }

@@ -50,15 +50,9 @@ impl Engine {
             return None;
         }
         let expected = self.expected;
-        let moves = self.record.moves();
         let lost = self.lost_moves.len();
         let shown_before = match self.lost_at {
-            Some(_)
-                if moves.len() > lost
-                    && moves.iter().zip(&self.lost_moves).all(|(m, l)| m.mv == *l) =>
-            {
-                lost
-            }
+            Some(_) if self.record.ply_count() > lost && self.kept_lost_moves() => lost,
             _ => 0,
         };
         let repeated = (shown_before..self.record.ply_count()).any(|ply| {
