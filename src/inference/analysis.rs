@@ -397,6 +397,16 @@ impl Engine {
         self.rebuild();
     }
 
+    /// Retracts the last move, the readings since the position before it still counting
+    /// from when that position was shown (as a correction's search counts them).
+    fn withdraw_last(&mut self) {
+        let anchor = self.previous_anchor;
+        let lost_updates = self.lost_updates;
+        self.retract_to(self.record.ply_count().saturating_sub(1));
+        self.anchor = anchor;
+        self.lost_updates = lost_updates;
+    }
+
     /// The board is part-way through a legal move (or a correction of the last one).
     pub(super) fn pending(&mut self) -> bool {
         let mut partial =
@@ -629,7 +639,22 @@ impl Engine {
                 // A binding ambiguity is only replaced by every sequence that agrees with
                 // it: some of them, cut at the search's cap, may leave the moves made out.
                 let kept = !new.sequences.is_empty() && (exhaustive || !bound);
+                // On an occupancy-only board every sequence replacing the last move says
+                // it was not made (a capture read on a square that flickered, the one
+                // taken swapped within a scan): it leaves the record until they are
+                // decided, the arbiter's pick or the moves that follow (no move of the
+                // game stays recorded that the board contradicts).
+                if kept && occupancy && correction && self.unconfirmed.is_none() {
+                    self.withdraw_last();
+                    new.correction = false;
+                }
                 self.report_ambiguity(Some((plies, new)).filter(|_| kept));
+                if self
+                    .tentative
+                    .is_some_and(|t| self.contradicts_ambiguity(t.index))
+                {
+                    self.tentative = None;
+                }
                 true
             }
         }

@@ -476,10 +476,31 @@ impl Engine {
             .left(c.mv.to(), self.anchor.saturating_sub(self.config.settle));
         match (self.changed_at[to], lifted, emptied) {
             (Some(landed), Some(lifted), Some(emptied)) => {
-                landed > lifted && landed > self.anchor && landed > emptied
+                landed > lifted
+                    && landed > self.anchor
+                    && landed > emptied
+                    && !self.lifted_before_last_landed(lifted, c.mv.to())
             }
             _ => false,
         }
+    }
+
+    /// Whether a reply lifted at `lifted` (not capturing on `to`, a square the last
+    /// recorded move landed on) was lifted while that square still read empty, more than
+    /// a scan before it was read filling: a player replies to a finished move, so that
+    /// filling is the last move landing after all and this capture's square, read
+    /// emptied and filled beside it, a flicker (the search weighs the readings instead).
+    fn lifted_before_last_landed(&self, lifted: Duration, to: Square) -> bool {
+        let Some(last) = self.record.moves().last() else {
+            return false;
+        };
+        let squares = landing(last.mv, !self.record.position().turn());
+        let settled = lifted + self.config.settle;
+        !squares.contains(to)
+            && squares.into_iter().any(|sq| {
+                self.history.occupied_at(sq, settled) == Some(false)
+                    && self.history.last_filled(sq).is_some_and(|t| t > settled)
+            })
     }
 
     /// On an occupancy-only board, whether correction `c` of the last move, a quiet move

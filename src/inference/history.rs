@@ -239,6 +239,18 @@ impl History {
             .map(|c| c.at)
     }
 
+    /// Whether `square` read occupied at `at`: as its last change at or before then left
+    /// it, or else as its first change after found it; None if it never changed among the
+    /// changes kept.
+    pub fn occupied_at(&self, square: Square, at: Duration) -> Option<bool> {
+        let mut on = self.on(square);
+        let first_after = on.find(|c| c.at > at);
+        let before = self.on(square).filter(|c| c.at <= at).last();
+        before
+            .map(|c| c.occupied)
+            .or_else(|| first_after.map(|c| !c.occupied))
+    }
+
     /// Whether any square but those of `except` was filled (read occupied) at or after
     /// `from`, up to `to`.
     pub fn any_filled(&self, from: Duration, to: Duration, except: Bitboard) -> bool {
