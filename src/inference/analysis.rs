@@ -245,6 +245,9 @@ impl Engine {
         if self.reached_by_moves() {
             return false;
         }
+        if self.repeated_unconfirmed() {
+            return true;
+        }
         match self.config.mode {
             Mode::Casual => self.retract_to(ply),
             Mode::Tournament => self.irregular(IrregularKind::Takeback),
@@ -363,6 +366,16 @@ impl Engine {
             lost: self.lost_at.filter(|&t| t >= start),
             fresh: false,
         }
+    }
+
+    /// Whether the last of the record's `ply` moves was read whole and answered (the
+    /// reply begun, read live) before updates were lost, none recorded since: it was
+    /// made, so a board after lost updates that the record cannot explain is more moves
+    /// than the search reaches, for the arbiter, not a correction of it (Be3 read, the
+    /// king lifted for the reply, then five moves while nothing was read: not Kc6 Kc2 in
+    /// place of Be3 with the bishop never moved).
+    fn answered_before_lost(&self, ply: usize) -> bool {
+        self.lost_updates && self.replied_when_lost && self.recorded_when_lost(ply)
     }
 
     /// Whether the record's first `ply` moves are all it held when updates were last lost.
@@ -492,7 +505,8 @@ impl Engine {
         // the move (a slide cut off, then finished: Rd7 read, then Rd8; not Rd7 and a
         // round trip of the other side). Another piece is no such slide (exd5 read
         // whole is not Nc3 with a capture in progress).
-        let retry = found == Explanation::Nothing || self.lost_updates && self.rest_unread;
+        let retry = found == Explanation::Nothing && !self.answered_before_lost(n)
+            || self.lost_updates && self.rest_unread;
         if retry && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i)) {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the

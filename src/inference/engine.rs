@@ -146,6 +146,9 @@ pub struct Engine {
     /// board showed it: its settle window may have run while the link was down (a slide
     /// cut off on its way), so the board read then may show it made on (see `explained`).
     pub(super) rest_unread: bool,
+    /// When updates were lost, a piece of the side to move had been read lifted since
+    /// the last move was read whole: the reply was begun (see `explained`).
+    pub(super) replied_when_lost: bool,
     /// Moves recorded from the board read after lost updates, until a move read since
     /// confirms the side to move (see `unconfirmed`).
     pub(super) unconfirmed: Option<Unconfirmed>,
@@ -193,6 +196,7 @@ impl Engine {
             lost_moves: Vec::new(),
             unconfirmed: None,
             rest_unread: false,
+            replied_when_lost: false,
             events: VecDeque::new(),
             replaced: VecDeque::new(),
         };
@@ -291,6 +295,9 @@ impl Engine {
         // must not clear what is said here of the board read now.
         self.tick(now);
         self.rest_unread = self.record.ply_count() > 0 && self.last_change <= self.anchor;
+        // A move recorded from a search leaves the first lift unclear: only a move read
+        // whole, then a lift of the other side's piece, counts.
+        self.replied_when_lost = matches!(self.first_lift, FirstLift::At(..));
         self.changed_at = [Some(now); 64];
         self.lost_updates = true;
         self.lost_at = Some(now);

@@ -97,6 +97,26 @@ impl Engine {
         true
     }
 
+    /// Whether the board shows a position of the game from before the last move while
+    /// moves recorded from a board read after lost updates are unconfirmed: the moves
+    /// read since brought back an earlier position, which their other parity explains
+    /// as well as a takeback (pieces went away and back while nothing was read, and the
+    /// side to move is the other one). Taking back to that position would retract moves
+    /// read live before the link went down; the unconfirmed moves are withdrawn instead
+    /// and the board read then reported (see `withdraw`). Occupancy-only boards cannot
+    /// show whose piece moved.
+    pub(super) fn repeated_unconfirmed(&mut self) -> bool {
+        if self.unconfirmed.is_none()
+            || self.config.occupancy_only
+            || self.turn_open
+            || self.lost_updates
+        {
+            return false;
+        }
+        self.withdraw();
+        true
+    }
+
     /// Whether each of `sequences` (from the recorded position, or from the one before
     /// the last move when `correction`) fits the moves read since unconfirmed moves were
     /// recorded with a move never read while the link was up: the board read after lost
