@@ -294,7 +294,13 @@ impl Engine {
         // A move that rested its settle window before is recorded first: recording it
         // must not clear what is said here of the board read now.
         self.tick(now);
-        self.rest_unread = self.record.ply_count() > 0 && self.last_change <= self.anchor;
+        // The board first showed the last move at its anchor, or, for a move the search
+        // recorded (the anchor stays), when its piece landed: nothing read since means
+        // its rest went unread.
+        let shown = self
+            .last_landed()
+            .map_or(self.anchor, |t| t.max(self.anchor));
+        self.rest_unread = self.record.ply_count() > 0 && self.last_change <= shown;
         // A move recorded from a search leaves the first lift unclear: only a move read
         // whole, then a lift of the other side's piece, counts.
         self.replied_when_lost = matches!(self.first_lift, FirstLift::At(..));
@@ -426,15 +432,17 @@ impl Engine {
     /// before that landing are the previous moves', e.g. a piece touched and put back).
     pub(super) fn readings_from(&self) -> Duration {
         let start = self.anchor.saturating_sub(self.config.settle);
-        let Some(last) = self.record.moves().last() else {
-            return start;
-        };
+        self.last_landed().map_or(start, |t| t.max(start))
+    }
+
+    /// When the last recorded move's piece was last read placed where it went.
+    fn last_landed(&self) -> Option<Duration> {
+        let last = self.record.moves().last()?;
         let mover = !self.record.position().turn();
-        let landed = landing(last.mv, mover)
+        landing(last.mv, mover)
             .into_iter()
             .filter_map(|sq| self.history.last_filled(sq))
-            .max();
-        landed.map_or(start, |t| t.max(start))
+            .max()
     }
 
     /// Whether the board read a piece of the side to move standing (longer than a wrong
