@@ -663,12 +663,7 @@ impl Engine {
                     new.correction = false;
                 }
                 self.report_ambiguity(Some((plies, new)).filter(|_| kept));
-                if self
-                    .tentative
-                    .is_some_and(|t| self.contradicts_ambiguity(t.index))
-                {
-                    self.tentative = None;
-                }
+                self.drop_contradicted_tentative();
                 true
             }
         }
@@ -834,13 +829,20 @@ impl Engine {
         };
         let plies = ambiguity.sequences[0].len();
         self.report_ambiguity(Some((plies, ambiguity)));
+        self.drop_contradicted_tentative();
+        true
+    }
+
+    /// A move waiting out its settle window that the ambiguity just reported contradicts
+    /// is not recorded: the board it showed is one of the ambiguity's, for the later
+    /// moves or the arbiter to decide.
+    fn drop_contradicted_tentative(&mut self) {
         if self
             .tentative
             .is_some_and(|t| self.contradicts_ambiguity(t.index))
         {
             self.tentative = None;
         }
-        true
     }
 
     /// Reports `new` as the open ambiguity, or the one still open again (the board is
