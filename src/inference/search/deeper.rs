@@ -42,8 +42,9 @@ fn shows(
 /// A search deeper than a shorter explanation, for one that shows each piece the board
 /// read for longer than a wrong code lasts, and replaced since, where it stood.
 pub(super) struct Deeper<'a> {
-    start: &'a Chess,
-    codes: &'a Codes,
+    /// The position the search starts from, and its codes.
+    pub(super) start: &'a Chess,
+    pub(super) codes: &'a Codes,
     target: &'a Codes,
     evidence: Evidence<'a>,
     skip_first: Option<Move>,

@@ -13,8 +13,8 @@ use crate::inference::codes::{Codes, EMPTY, move_effect};
 /// updates were lost and gone since is what any move made while nothing was read looks
 /// like, e.g. a slide read resting and then finished; see `Engine::rest_unread`.)
 pub(super) struct SinceLost<'a> {
-    start: &'a Chess,
-    codes: &'a Codes,
+    /// The search's start and the pieces read standing since the loss (`Deeper` keeps
+    /// the start position and its codes the fresh read is checked from).
     deeper: Deeper<'a>,
     fresh: Option<FreshRead>,
 }
@@ -34,8 +34,6 @@ impl<'a> SinceLost<'a> {
             ..evidence
         };
         Some(SinceLost {
-            start,
-            codes,
             deeper: Deeper::new(start, codes, target, since, skip_first),
             fresh: FreshRead::new(target, &evidence),
         })
@@ -47,7 +45,7 @@ impl<'a> SinceLost<'a> {
             && self
                 .fresh
                 .as_ref()
-                .is_none_or(|f| f.passed(self.start, self.codes, &s.moves))
+                .is_none_or(|f| f.passed(self.deeper.start, self.deeper.codes, &s.moves))
     }
 }
 
