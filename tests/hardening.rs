@@ -181,6 +181,16 @@ fn names_from_user_data_never_become_paths() {
     })
     .expect("game-1.pgn with the names");
     assert!(pgn.contains("[Event \"../../escape\"]"), "{pgn}");
+    // Stopped before the files are listed: while the daemon rewrites a file, its temporary
+    // twin exists beside it; a clean stop leaves none.
+    let pid = nix::unistd::Pid::from_raw(daemon.running.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal the daemon");
+    assert_eq!(
+        daemon.running.wait_exit(WAIT),
+        Some(0),
+        "{}",
+        daemon.running.stderr_so_far()
+    );
     let mut names: Vec<String> = walk(&dir)
         .into_iter()
         .map(|p| p.strip_prefix(&dir).expect("inside").display().to_string())
