@@ -112,7 +112,10 @@ impl Variant {
             // beside a capture swapped within a scan before the whole reply, not
             // guessed: 924 -> 922. A capture recorded on the wrong square is replaced
             // once later moves fit only the same piece's other capture: 922 -> 925.
-            Variant::Occupancy => 925,
+            // No capture landing read after the reply's lift, no move kept past a lift
+            // read with its landing after a possible swap, the fewest unseen captures
+            // preferred: 930, 926, 931 in rounds 0-2 (the lowest kept): 925 -> 926.
+            Variant::Occupancy => 926,
         }
     }
 

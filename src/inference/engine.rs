@@ -343,9 +343,9 @@ impl Engine {
                 self.since[i] = Some(now);
             }
         }
-        let kept = self
-            .tentative
-            .filter(|t| self.opponent_started(t.index, &board));
+        let kept = self.tentative.filter(|t| {
+            self.opponent_started(t.index, &board) && !self.reply_may_have_landed(t, &board, now)
+        });
         self.observed = board;
         self.last_change = now;
         self.analysed = false;

@@ -19,6 +19,7 @@ mod recapture;
 mod replay;
 mod search;
 mod signals;
+mod swapped;
 mod unconfirmed;
 
 pub use config::{EngineConfig, Mode};

@@ -46,7 +46,8 @@ pub(super) fn choose_between(
 }
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
-/// then those whose squares were all seen to change, then those agreeing with the order
+/// then those whose squares were all seen to change (else those guessing the fewest
+/// unseen captures), then those agreeing with the order
 /// of the lifts, then those whose promoted pieces were seen; records what the rest share.
 /// A finished board counts as such only if each piece it moves and then captures was
 /// seen where it was captured: a piece lifted for the next move also leaves a board
@@ -118,12 +119,17 @@ pub(super) fn prefer(found: &mut Vec<Sequence>) {
         }
         return;
     }
-    let preferences: [fn(&Sequence) -> bool; 4] = [
-        |s| s.complete && s.captures_seen,
-        |s| s.visible,
-        |s| s.ordered,
-        |s| s.promotions_seen,
-    ];
+    if found.iter().any(|s| s.complete && s.captures_seen) {
+        found.retain(|s| s.complete && s.captures_seen);
+    }
+    // Those whose squares were all seen to change, or else those that guess the fewest
+    // captures nobody saw landing: a reading one of them explains (Qxd2 read landing on
+    // the square Nxd2 was swapped onto within a scan) the others leave as noise, beside
+    // a swap of their own (Nxe5 Qxb5).
+    if let Some(least) = found.iter().map(|s| s.unseen).min() {
+        found.retain(|s| s.unseen == least);
+    }
+    let preferences: [fn(&Sequence) -> bool; 2] = [|s| s.ordered, |s| s.promotions_seen];
     for prefer in preferences {
         if found.iter().any(prefer) {
             found.retain(prefer);

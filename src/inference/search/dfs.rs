@@ -334,18 +334,22 @@ impl Search<'_> {
         if complete && self.fills_read.any() && !self.fills_covered(path, None) {
             return;
         }
-        let visible = if self.occupancy_only {
+        let unseen = if self.occupancy_only {
             let mut after = self.evidence.start;
-            !taken
-                && path.iter().all(|s| {
-                    let landed = !s.taken_unseen && self.capture_landed(s, after);
-                    after = s.lift;
-                    landed
-                })
+            let mut count = usize::from(taken);
+            for (i, s) in path.iter().enumerate() {
+                let next = path.get(i + 1).map(|n| n.lift);
+                if s.taken_unseen || !self.capture_landed(s, after, next) {
+                    count += 1;
+                }
+                after = s.lift;
+            }
+            count
         } else {
             let squares = path.iter().fold(Bitboard::EMPTY, |all, s| all | s.squares);
-            (squares & !self.evidence.seen & !victims).is_empty()
+            usize::from((squares & !self.evidence.seen & !victims).any())
         };
+        let visible = unseen == 0;
         let ordered = self.ordered(path);
         let promotions_seen = self.promotions_seen(path);
         if self.found.len() >= MAX_COUNTED {
@@ -361,6 +365,7 @@ impl Search<'_> {
             moves: path.iter().map(|s| s.mv).collect(),
             complete,
             visible,
+            unseen,
             ordered,
             promotions_seen,
             captures_seen: self.captures_seen(path),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role};
 
 use super::dfs::Search;
-use super::moves::{capture_square, moved_elsewhere, one_step_twin, own_way};
+use super::moves::{capture_square, landing_elsewhere, moved_elsewhere, one_step_twin};
 use super::{IN_PROGRESS_SQUARES, Step};
 use crate::inference::codes::{
     Codes, EMPTY, diff, move_effect, move_squares, normalize, occupied, piece_code,
@@ -42,8 +42,16 @@ impl Search<'_> {
     /// piece by the same mover: the last move landing on that square, or one filling it
     /// that this capture would then take, is no evidence for either. The move's other
     /// squares need no such check: the search only moves pieces seen leaving, and the
-    /// squares they fill show in the board or were seen filled.
-    pub(super) fn capture_landed(&self, step: &Step, after: Duration) -> bool {
+    /// squares they fill show in the board or were seen filled. When a move follows
+    /// (lifted at `next_lift`), the landing is read no later than a scan after that lift,
+    /// as `landed_by` has it for the squares a move fills: a player replies to a finished
+    /// move, so a filling read later (the square flickering during the reply) is none.
+    pub(super) fn capture_landed(
+        &self,
+        step: &Step,
+        after: Duration,
+        next_lift: Option<Duration>,
+    ) -> bool {
         let Move::Normal {
             capture: Some(_),
             to,
@@ -56,7 +64,7 @@ impl Search<'_> {
         history
             .left(to, after)
             .and_then(|emptied| history.filled(to, emptied.max(step.lift)))
-            .is_some()
+            .is_some_and(|at| next_lift.is_none_or(|next| at <= next + self.evidence.scan))
     }
 
     /// The squares empty on `codes` (where the search starts) and read filling since the
@@ -225,8 +233,8 @@ impl Search<'_> {
     /// hand: squares read empty that `codes` occupies) takes the piece the sequence's
     /// last move placed before that landing was read: the square it fills is never
     /// read occupied, the capturing piece is in the hand, seen leaving after the last
-    /// move began, and no square but its own way was read filling in between (as
-    /// `taken_unseen` has it for a capture that landed). The capture in progress is
+    /// move began, and no square that piece could have landed on was read filling in
+    /// between (as `taken_unseen` has it for a capture that landed). The capture in progress is
     /// one nobody saw land.
     pub(super) fn taken_in_hand(&self, codes: &Codes, path: &[Step]) -> bool {
         let Some(last) = path.last().filter(|_| self.occupancy_only) else {
@@ -256,7 +264,7 @@ impl Search<'_> {
         let Some(latest) = lifts.try_fold(last.lift, |latest, t| t.map(|t| t.max(latest))) else {
             return false;
         };
-        !history.any_filled(last.lift, latest, own_way(last.mv))
+        !history.any_filled(last.lift, latest, !landing_elsewhere(last.mv))
     }
 
     /// On an occupancy-only board, whether `step`'s piece was seen landing (each empty
@@ -277,10 +285,10 @@ impl Search<'_> {
     /// On an occupancy-only board, whether `mv` captures the piece `step` placed on a
     /// square it filled (en passant too), that landing never read: a piece placed and
     /// taken within a scan, the capturer's landing read for both. Only when no square
-    /// was read filling from `step`'s lift to `mv`'s (at `next_lift`): such a reading
-    /// may be where the piece landed, or its way there. (Not the squares of its own way,
-    /// see `own_way`: the piece touched and put back before it moved, read filling its
-    /// square again, or a slide over the squares it crosses, shows no landing.) Such a capture was not
+    /// the piece could have landed on was read filling from `step`'s lift to `mv`'s (at
+    /// `next_lift`): such a reading may be where it landed (see `landing_elsewhere`: not
+    /// its own way, nor a square out of its reach, a flicker or a piece adjusted
+    /// meanwhile, as on g8 while a knight leaves g3). Such a capture was not
     /// seen landing: a guess as good as any other unseen capture (see
     /// `capture_landed`), kept beside them for the moves that follow to decide.
     pub(super) fn taken_unseen(&self, step: &Step, mv: Move, next_lift: Duration) -> bool {
@@ -290,7 +298,7 @@ impl Search<'_> {
         if self
             .evidence
             .history
-            .any_filled(step.lift, next_lift, own_way(step.mv))
+            .any_filled(step.lift, next_lift, !landing_elsewhere(step.mv))
         {
             return false;
         }

@@ -139,6 +139,9 @@ struct Sequence {
     complete: bool,
     /// Every square its moves change was seen to change.
     visible: bool,
+    /// On an occupancy-only board, how many of its captures were not seen landing (see
+    /// `capture_landed`, `taken_unseen`); elsewhere 1 when not `visible`.
+    unseen: usize,
     /// Its moves started in the order their squares were left (see `ordered`).
     ordered: bool,
     /// Each promoted piece was read on its square (see `promotions_seen`).

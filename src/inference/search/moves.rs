@@ -95,3 +95,25 @@ pub(super) fn own_way(mv: Move) -> Bitboard {
         Move::Put { .. } => Bitboard::EMPTY,
     }
 }
+
+/// The squares `mv`'s piece could have landed on instead of its destination (on an
+/// empty board: a slider's rays; for a pawn, either way, the squares a step or two and
+/// a capture reach), but its own way (see `own_way`). A square read filling anywhere
+/// else is no landing of that piece: a flicker, or a piece adjusted there while it was
+/// in the air. Other moves: every square but their own way.
+pub(super) fn landing_elsewhere(mv: Move) -> Bitboard {
+    let Move::Normal { role, from, .. } = mv else {
+        return !own_way(mv);
+    };
+    let reach = if role == Role::Pawn {
+        let steps: Bitboard = [-16, -8, 8, 16]
+            .into_iter()
+            .filter_map(|d| from.offset(d))
+            .collect();
+        let diagonal = shakmaty::attacks::king_attacks(from) & !Bitboard::from_rank(from.rank());
+        (steps & Bitboard::from_file(from.file())) | diagonal
+    } else {
+        shakmaty::attacks::attacks(from, role.of(Color::White), Bitboard::EMPTY)
+    };
+    reach & !own_way(mv)
+}

@@ -317,3 +317,48 @@ fn after_moves(pos: &Chess, sans: &[&str]) -> Vec<Move> {
         })
         .collect()
 }
+
+/// A sequence of the moves `ucis` from the start position, complete, guessing `unseen`
+/// captures nobody saw land.
+fn guessing(ucis: &[&str], unseen: usize) -> Sequence {
+    let mut pos = Chess::default();
+    let moves = ucis
+        .iter()
+        .map(|u| {
+            let mv = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(mv);
+            mv
+        })
+        .collect();
+    Sequence {
+        moves,
+        complete: true,
+        visible: unseen == 0,
+        unseen,
+        ordered: true,
+        promotions_seen: true,
+        captures_seen: true,
+        settled: true,
+        unseen_capture: unseen > 0,
+        tail_read: true,
+    }
+}
+
+#[test]
+fn the_fewest_unseen_captures_are_preferred() {
+    // Occupancy only: a reading one sequence explains (a capture read landing) is noise
+    // in another, beside a capture of its own nobody saw.
+    let one = guessing(&["e2e4", "d7d5", "e4d5"], 1);
+    let two = guessing(&["d2d4", "d7d5", "c2c4"], 2);
+    let Explanation::Found { moves, .. } = choose(vec![two, one], 3) else {
+        panic!("expected the sequence guessing one capture");
+    };
+    assert_eq!(ucis(&moves), ["e2e4", "d7d5", "e4d5"]);
+    // As many unseen each: reported.
+    let a = guessing(&["e2e4", "d7d5", "e4d5"], 1);
+    let b = guessing(&["d2d4", "d7d5", "c2c4"], 1);
+    assert!(matches!(
+        choose(vec![a, b], 3),
+        Explanation::Ambiguous { .. }
+    ));
+}
