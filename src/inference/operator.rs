@@ -307,6 +307,7 @@ impl Engine {
         }
         self.last_status = record.status();
         self.record = record;
+        self.fresh_open = false;
         self.unconfirmed = None;
         self.turn_open = turn_open;
         self.first_lift = FirstLift::NotYet;
