@@ -14,7 +14,7 @@ use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Evidence, Explanation, Fresh, MAX_COUNTED, explain, extend, moved_elsewhere};
+use super::search::{Evidence, Explanation, MAX_COUNTED, explain, extend, moved_elsewhere};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -364,7 +364,7 @@ impl Engine {
             readings: self.readings_from(),
             scan: self.config.settle,
             lost: self.lost_at.filter(|&t| t >= start),
-            fresh: None,
+            fresh: false,
         }
     }
 
@@ -381,22 +381,6 @@ impl Engine {
     /// Whether the record's first `ply` moves are all it held when updates were last lost.
     fn recorded_when_lost(&self, ply: usize) -> bool {
         self.lost_moves.len() == ply && self.kept_lost_moves()
-    }
-
-    /// The board read whole when updates were last lost, for a search from the position
-    /// after the record's first `ply` moves, while those begin with the moves recorded
-    /// then: from that position itself, or, until a move is read whole since (see
-    /// `fresh_open`), from one the search recorded moves to since (those moves, then the
-    /// ones searched, pass through the snapshot; see `Evidence::fresh`).
-    fn fresh_read(&self, ply: usize) -> Option<Fresh<'_>> {
-        let lost = self.lost_moves.len();
-        let open = ply == lost || ply > lost && self.fresh_open;
-        let at = self.lost_at.filter(|_| open && self.kept_lost_moves())?;
-        Some(Fresh {
-            at,
-            from: self.record.position_at(lost)?,
-            since: self.record.moves().get(lost..ply)?,
-        })
     }
 
     /// Whether the record still begins with the moves it held when updates were last
@@ -504,7 +488,7 @@ impl Engine {
         let mut correction = false;
         let n = self.record.ply_count();
         let evidence = Evidence {
-            fresh: self.fresh_read(n),
+            fresh: self.recorded_when_lost(n),
             ..self.evidence()
         };
         let mut found = explain(
@@ -529,7 +513,7 @@ impl Engine {
             // position it replaces was first shown: a piece lifted earlier in the game
             // is no evidence of it.
             let evidence = Evidence {
-                fresh: self.fresh_read(n - 1),
+                fresh: self.recorded_when_lost(n - 1),
                 ..self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle))
             };
             let mut replaced = explain(

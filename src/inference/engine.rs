@@ -142,10 +142,6 @@ pub struct Engine {
     /// The moves recorded when updates were last lost: the positions they pass through
     /// were shown before `lost_at`, not since (see `replay`).
     pub(super) lost_moves: Vec<Move>,
-    /// No move was read whole (recorded from a resting board, read live) since updates
-    /// were last lost in this game: the board read then is a snapshot of the moves made
-    /// since the moves recorded then (see `fresh_read`); once one is, it is history.
-    pub(super) fresh_open: bool,
     /// When updates were lost, the last move had been recorded with no reading after the
     /// board showed it: its settle window may have run while the link was down (a slide
     /// cut off on its way), so the board read then may show it made on (see `explained`).
@@ -198,7 +194,6 @@ impl Engine {
             lost_updates: false,
             lost_at: None,
             lost_moves: Vec::new(),
-            fresh_open: false,
             unconfirmed: None,
             rest_unread: false,
             replied_when_lost: false,
@@ -313,7 +308,6 @@ impl Engine {
         self.lost_updates = true;
         self.lost_at = Some(now);
         self.lost_moves = self.record.moves().iter().map(|m| m.mv).collect();
-        self.fresh_open = true;
         if let Some(unconfirmed) = &mut self.unconfirmed {
             unconfirmed.at = now;
         }
@@ -593,7 +587,6 @@ impl Engine {
     /// Records candidate `index`.
     pub(super) fn commit(&mut self, index: usize) {
         self.tentative = None;
-        self.fresh_open = false;
         let Some(c) = self.candidates.get(index).cloned() else {
             return;
         };

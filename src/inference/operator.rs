@@ -307,7 +307,6 @@ impl Engine {
         }
         self.last_status = record.status();
         self.record = record;
-        self.fresh_open = false;
         self.unconfirmed = None;
         self.turn_open = turn_open;
         self.first_lift = FirstLift::NotYet;

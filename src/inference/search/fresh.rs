@@ -5,7 +5,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::deeper::Deeper;
 use super::{Evidence, MAX_LIFTED, Sequence};
-use crate::inference::codes::{Codes, EMPTY, from_board, move_effect, move_squares};
+use crate::inference::codes::{Codes, EMPTY, move_effect, move_squares};
 
 /// After lost updates, what an explanation must agree with of the readings since the
 /// board was read whole: each piece read standing since stands on a position it passes
@@ -13,16 +13,14 @@ use crate::inference::codes::{Codes, EMPTY, from_board, move_effect, move_square
 /// updates were lost and gone since is what any move made while nothing was read looks
 /// like, e.g. a slide read resting and then finished; see `Engine::rest_unread`.)
 pub(super) struct SinceLost<'a> {
-    start: &'a Chess,
-    codes: &'a Codes,
-    /// When updates were lost since the evidence's start: the pieces read standing since.
-    deeper: Option<Deeper<'a>>,
+    /// The search's start and the pieces read standing since the loss (`Deeper` keeps
+    /// the start position and its codes the fresh read is checked from).
+    deeper: Deeper<'a>,
     fresh: Option<FreshRead>,
 }
 
 impl<'a> SinceLost<'a> {
-    /// `None` when neither holds: no updates lost since the evidence's start, and no
-    /// fresh read to pass through (none open, or the moves recorded since pass it).
+    /// `None` when no updates were lost since the evidence's start.
     pub(super) fn new(
         start: &'a Chess,
         codes: &'a Codes,
@@ -30,32 +28,24 @@ impl<'a> SinceLost<'a> {
         evidence: Evidence<'a>,
         skip_first: Option<Move>,
     ) -> Option<Self> {
-        let deeper = evidence.lost.map(|lost| {
-            let since = Evidence {
-                readings: evidence.readings.max(lost),
-                ..evidence
-            };
-            Deeper::new(start, codes, target, since, skip_first)
-        });
-        let fresh = FreshRead::new(target, &evidence);
-        (deeper.is_some() || fresh.is_some()).then_some(SinceLost {
-            start,
-            codes,
-            deeper,
-            fresh,
+        let lost = evidence.lost?;
+        let since = Evidence {
+            readings: evidence.readings.max(lost),
+            ..evidence
+        };
+        Some(SinceLost {
+            deeper: Deeper::new(start, codes, target, since, skip_first),
+            fresh: FreshRead::new(target, &evidence),
         })
     }
 
     /// Whether `s` agrees with them.
     pub(super) fn fits(&self, s: &Sequence) -> bool {
-        self.deeper.as_ref().is_none_or(|d| d.shown(s)) && self.snapshot_passed(s)
-    }
-
-    /// Whether `s` passes through the fresh read (if there is one to pass through).
-    pub(super) fn snapshot_passed(&self, s: &Sequence) -> bool {
-        self.fresh
-            .as_ref()
-            .is_none_or(|f| f.passed(self.start, self.codes, &s.moves))
+        self.deeper.shown(s)
+            && self
+                .fresh
+                .as_ref()
+                .is_none_or(|f| f.passed(self.deeper.start, self.deeper.codes, &s.moves))
     }
 }
 
@@ -68,12 +58,11 @@ pub(super) struct FreshRead {
 }
 
 impl FreshRead {
-    /// The fresh read of the evidence (see `Evidence::fresh`), if the changes kept reach
-    /// back to it and the moves recorded since do not pass through it (they were made
-    /// after a position it shows: it tells nothing of the moves searched after them).
+    /// The fresh read since the evidence's start, if the search starts from the position
+    /// recorded then (moves recorded since start after it) and the changes kept reach
+    /// back to it.
     pub(super) fn new(target: &Codes, evidence: &Evidence) -> Option<Self> {
-        let fresh = evidence.fresh?;
-        let lost = fresh.at;
+        let lost = evidence.lost.filter(|_| evidence.fresh)?;
         let mut boards = evidence.history.boards_back(*target);
         // The board a scan after the fresh read, if it changed within that scan.
         let mut later = None;
@@ -91,11 +80,7 @@ impl FreshRead {
             .into_iter()
             .filter(|sq| later[sq.to_usize()] != board[sq.to_usize()])
             .collect();
-        let read = FreshRead { board, brief };
-        let mut pos = fresh.from.clone();
-        let mut codes = from_board(pos.board(), false);
-        let mut recorded = fresh.since.iter().map(|m| m.mv);
-        (!recorded.any(|mv| read.step(&mut pos, &mut codes, mv))).then_some(read)
+        Some(FreshRead { board, brief })
     }
 
     /// Whether `moves` from `start` (`codes`) pass through a position the fresh read
@@ -106,17 +91,17 @@ impl FreshRead {
     pub(super) fn passed(&self, start: &Chess, codes: &Codes, moves: &[Move]) -> bool {
         let mut pos = start.clone();
         let mut before = *codes;
-        moves.iter().any(|&mv| self.step(&mut pos, &mut before, mv)) || self.in_hand(&pos, &before)
-    }
-
-    /// Plays `mv` on `pos` (`codes`): whether the fresh read shows the position before
-    /// it, or the move part-way.
-    fn step(&self, pos: &mut Chess, codes: &mut Codes, mv: Move) -> bool {
-        let effect = move_effect(mv, pos.turn(), false);
-        let before = *codes;
-        effect.apply(codes);
-        pos.play_unchecked(mv);
-        self.part_way(&before, codes, effect.squares())
+        for &mv in moves {
+            let effect = move_effect(mv, pos.turn(), false);
+            let mut after = before;
+            effect.apply(&mut after);
+            if self.part_way(&before, &after, effect.squares()) {
+                return true;
+            }
+            pos.play_unchecked(mv);
+            before = after;
+        }
+        self.in_hand(&pos, &before)
     }
 
     fn same(&self, sq: Square, code: u8) -> bool {

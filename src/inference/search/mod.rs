@@ -28,7 +28,6 @@ use self::dfs::Search;
 use self::fresh::SinceLost;
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
-use crate::game::RecordedMove;
 
 pub(crate) use self::moves::{landing, moved_elsewhere};
 
@@ -76,20 +75,9 @@ pub(crate) struct Evidence<'a> {
     /// read, in turn; after lost updates a fresh read shows changes made at unknown
     /// times, all at once).
     pub lost: Option<Duration>,
-    /// The board read whole when updates were last lost, while it is a snapshot of the
-    /// moves recorded since and the moves searched (see `fresh`).
-    pub fresh: Option<Fresh<'a>>,
-}
-
-/// When the board was read whole after lost updates, and how the record went on from
-/// there to the position searched from.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Fresh<'a> {
-    pub at: Duration,
-    /// The position recorded then.
-    pub from: &'a Chess,
-    /// The moves recorded since, up to the position searched from.
-    pub since: &'a [RecordedMove],
+    /// The search starts from the position recorded when updates were last lost: the
+    /// board read whole then is a snapshot of the moves searched (see `fresh`).
+    pub fresh: bool,
 }
 
 impl Evidence<'_> {
@@ -345,7 +333,7 @@ pub(crate) fn explain(
         }
     }
     match (weak, strained) {
-        (Some((mut found, plies)), _) => {
+        (Some((found, plies)), _) => {
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
             // a piece where it stood beats it; as does one as long, when the search
             // stopped collecting them (a piece away and back fits in many ways).
@@ -361,23 +349,12 @@ pub(crate) fn explain(
                 // standing where none of its positions has it: the moves made are more than
                 // the search reaches). They are reported, not recorded. (After lost
                 // updates, only what was read since the board was read whole counts.)
-                let since = SinceLost::new(start, &codes, target, evidence, skip_first);
-                let fit = |since: &SinceLost| shorter.iter().any(|s| since.fits(s));
-                let overlooked = match &since {
-                    Some(since) if !evidence.continuous() => !fit(since),
-                    since => deeper.overlooked(&shorter) || since.as_ref().is_some_and(|s| !fit(s)),
+                let overlooked = match SinceLost::new(start, &codes, target, evidence, skip_first) {
+                    None => deeper.overlooked(&shorter),
+                    Some(since) => !shorter.iter().any(|s| since.fits(s)),
                 };
                 if overlooked {
                     return reported(found, plies);
-                }
-                // Orders of the same moves (they end alike, their move in progress too)
-                // that never pass through the fresh read are not the order they were
-                // made in: the snapshot shows it. (Only the snapshot: a piece read
-                // standing since may be a later move's, not evidence of the order.)
-                if let Some(since) = since.filter(|_| end_alike(start, &found))
-                    && found.iter().any(|s| since.snapshot_passed(s))
-                {
-                    found.retain(|s| since.snapshot_passed(s));
                 }
             }
             choose(found, plies)
@@ -385,17 +362,6 @@ pub(crate) fn explain(
         (None, Some((found, plies))) => choose(found, plies),
         (None, None) => Explanation::Nothing,
     }
-}
-
-/// Whether `found` all end in one position (one set of moves in different orders).
-fn end_alike(start: &Chess, found: &[Sequence]) -> bool {
-    let end = |s: &Sequence| {
-        let mut pos = start.clone();
-        s.moves.iter().for_each(|&mv| pos.play_unchecked(mv));
-        (pos.board().clone(), pos.turn())
-    };
-    let mut ends = found.iter().map(end);
-    ends.next().is_some_and(|first| ends.all(|e| e == first))
 }
 
 /// Explanations that contradict what the board read: the moves made are more than the

@@ -31,7 +31,7 @@ fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evide
         readings: Duration::ZERO,
         scan: Duration::from_millis(250),
         lost: None,
-        fresh: None,
+        fresh: false,
     }
 }
 
