@@ -705,9 +705,11 @@ fn main() {
                 if gaps_on && board.run.now() >= board.gap.1 {
                     if board.tracing() {
                         let (start, end) = (board.gap.0.as_secs_f64(), board.gap.1.as_secs_f64());
-                        board
-                            .traced
-                            .note(board.gap.1, &format!("link gap {start:.3}-{end:.3} s"));
+                        let heard = board.run.last_heard().as_secs_f64();
+                        board.traced.note(
+                            board.gap.1,
+                            &format!("link gap {start:.3}-{end:.3} s, last heard {heard:.3} s"),
+                        );
                         board.traced.dump_next = true;
                     }
                     board.gaps += 1;

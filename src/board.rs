@@ -106,6 +106,8 @@ pub struct BoardCore {
     clock: ClockTracker,
     /// The time of the latest input, for events that carry no time of their own.
     now: Duration,
+    /// When the link was last heard before it went down, until the next dump.
+    heard: Option<Duration>,
 }
 
 impl BoardCore {
@@ -118,6 +120,7 @@ impl BoardCore {
             finished: Vec::new(),
             clock: ClockTracker::default(),
             now: Duration::ZERO,
+            heard: None,
         }
     }
 
@@ -151,13 +154,24 @@ impl BoardCore {
         let changed = self.mirror.apply(message);
         // The host asks for a dump when it starts reading and after trouble: what the
         // board did before it is unknown.
+        let heard = match message {
+            Message::BoardDump(_) => self.heard.take(),
+            _ => None,
+        };
         if changed && matches!(message, Message::BoardDump(_)) {
-            self.engine.updates_lost(now);
+            self.engine.updates_lost(now, heard);
         }
         if self.mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
             self.engine.observe(self.mirror.board(), now);
         }
         changed
+    }
+
+    /// The link went down (the port failed or the board fell silent); it was last heard
+    /// at `heard`, so the board stood as read until then. The earliest such time since
+    /// the last dump counts: nothing was read after it.
+    pub fn link_lost(&mut self, heard: Duration) {
+        self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
     }
 
     /// Runs the engine's timers.

@@ -58,8 +58,15 @@ pub struct SimulatedBoard {
     /// Whether the running daemon has opened the board (false while it is down).
     opened: bool,
     link_up: bool,
+    /// When the daemon last heard the board (a message, or the answer to its keep-alive
+    /// probe, see [`KEEPALIVE`]), in simulated time.
+    heard: Duration,
     idle: u32,
 }
+
+/// How often the daemon's link session probes the board (`LinkConfig::keepalive`): a
+/// board at rest is heard at each probe, taken as answered at once.
+const KEEPALIVE: Duration = Duration::from_secs(1);
 
 impl SimulatedBoard {
     /// Connects `sim` to `core` at `now`: update mode, then a dump, as the daemon opens.
@@ -72,6 +79,7 @@ impl SimulatedBoard {
             started: now,
             opened: true,
             link_up: true,
+            heard: now,
             idle: 0,
         };
         board.open();
@@ -147,9 +155,27 @@ impl SimulatedBoard {
         self.now.saturating_sub(self.started)
     }
 
-    /// Cuts or restores the link. While it is down, what the board sends is lost; when
-    /// it comes back, the host asks for a fresh dump.
+    /// When the daemon last heard the board before the link was last cut, in simulated
+    /// time.
+    pub fn last_heard(&self) -> Duration {
+        self.heard
+    }
+
+    /// Cuts or restores the link. While it is down, what the board sends is lost, and
+    /// the core is told when the board was last heard (its last message, or the last
+    /// keep-alive probe, answered while the link was up); when it comes back, the host
+    /// asks for a fresh dump.
     pub fn set_link(&mut self, up: bool) {
+        if !up && self.link_up && self.opened {
+            let daemon_now = self.daemon_now();
+            let probe = KEEPALIVE.as_micros();
+            let probed = Duration::from_micros(
+                u64::try_from(daemon_now.as_micros() / probe * probe).unwrap_or(u64::MAX),
+            );
+            let heard = probed.max(self.heard.saturating_sub(self.started));
+            self.heard = heard + self.started;
+            self.core.link_lost(heard, daemon_now);
+        }
         if up && !self.link_up && self.opened {
             self.decoder = Decoder::new();
             self.sim.receive(&Command::SendBoard.encode(), self.now);
@@ -178,6 +204,7 @@ impl SimulatedBoard {
             let Decoded::Message(message) = decoded else {
                 continue;
             };
+            self.heard = now;
             let changed = self.core.on_message(&message, daemon_now);
             if self.core.mirror().is_complete()
                 && (changed || matches!(message, Message::BoardDump(_)))

@@ -13,7 +13,8 @@
 //! would in the daemon); several actions joined by `;` arrive as one update.
 //!
 //! * `lift e2`, `place e4 P` (FEN letter; any letter on occupancy boards), `code e4 200`
-//!   (a raw byte), `dump <64 chars in hardware order>` (a fresh read after lost updates)
+//!   (a raw byte), `dump <64 chars in hardware order>` (a fresh read after lost updates),
+//!   `link down` (the link went down, last heard now: the next dump says so)
 //! * `wait 300ms`
 //! * operator: `accept`, `setup`, `promote <ply> <q|r|b|n>`, `result 1-0`,
 //!   `resolve <n>` or `resolve <SAN moves>` (pick a reported ambiguous sequence)
@@ -70,6 +71,8 @@ struct Runner {
     cursor: usize,
     /// The PGN of each game a new game replaced, oldest first.
     replaced: Vec<String>,
+    /// When the link was last heard before it went down (`link down`), until a dump.
+    heard: Option<Duration>,
 }
 
 impl Default for Runner {
@@ -84,6 +87,7 @@ impl Default for Runner {
             events: Vec::new(),
             cursor: 0,
             replaced: Vec::new(),
+            heard: None,
         }
     }
 }
@@ -173,10 +177,15 @@ impl Runner {
                 let board = RawBoard::from_text(text).map_err(|e| e.to_string())?;
                 // As in the daemon's board core: a dump that changes the board means
                 // updates were lost.
+                let heard = self.heard.take();
                 if board != self.board {
-                    self.engine.updates_lost(self.now);
+                    self.engine.updates_lost(self.now, heard);
                 }
                 self.board = board;
+            }
+            ["link", "down"] => {
+                self.heard = Some(self.now);
+                return Ok(false);
             }
             ["wait", d] => {
                 self.advance(self.now + duration(d)?);

@@ -289,8 +289,10 @@ impl Engine {
 
     /// The board is read afresh after updates were lost (a dump after the link or the
     /// daemon was down): any square may have changed and changed back meanwhile, so no
-    /// square counts as seen unchanged (see `seen`).
-    pub fn updates_lost(&mut self, now: Duration) {
+    /// square counts as seen unchanged (see `seen`). `heard` is when the link was last
+    /// heard before it went down, if known (a frame then proves every update sent before
+    /// it arrived): the board stood as read until then.
+    pub fn updates_lost(&mut self, now: Duration, heard: Option<Duration>) {
         // A move that rested its settle window before is recorded first: recording it
         // must not clear what is said here of the board read now.
         self.tick(now);
@@ -300,7 +302,10 @@ impl Engine {
         let shown = self
             .last_landed()
             .map_or(self.anchor, |t| t.max(self.anchor));
-        self.rest_unread = self.record.ply_count() > 0 && self.last_change <= shown;
+        // A rest heard for a settle window before the link went down was read: the
+        // move would have been recorded live then.
+        let rest_heard = heard.is_some_and(|h| h >= shown + self.config.settle);
+        self.rest_unread = self.record.ply_count() > 0 && self.last_change <= shown && !rest_heard;
         // A move recorded from a search leaves the first lift unclear: only a move read
         // whole, then a lift of the other side's piece, counts.
         self.replied_when_lost = matches!(self.first_lift, FirstLift::At(..));

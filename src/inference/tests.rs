@@ -172,7 +172,7 @@ fn the_arbiter_picks_one_of_the_reported_sequences_and_nothing_else() {
         let mv = san.parse::<San>().unwrap().to_move(&pos).unwrap();
         pos.play_unchecked(mv);
     }
-    engine.updates_lost(ms(1000));
+    engine.updates_lost(ms(1000), None);
     engine.observe(&raw(&pos), ms(1000));
     engine.tick(ms(1250));
     let mut candidates = engine.open_ambiguity();
@@ -245,7 +245,7 @@ fn dump_then_knight_back(pending: bool) -> Engine {
     }
     // With `pending`, the daemon was down when e4's window ended: the move is due when
     // the dump comes.
-    engine.updates_lost(ms(2000));
+    engine.updates_lost(ms(2000), None);
     engine.observe(&raw(&after(&e4, &["Nf6", "Nf3", "Nc6"])), ms(2000));
     engine.tick(ms(2250));
     assert_eq!(engine.game().sans(), ["e4"]);

@@ -13,6 +13,7 @@
 //! `MICROS KIND [PAYLOAD]`: the board core's time in microseconds, then
 //! * `m HEX`: a board message given to the core, as its wire frame;
 //! * `t`: the core's timer ran;
+//! * `l MICROS`: the link went down, last heard at that core time;
 //! * `c JSON`: an operator command given to the core;
 //! * `e TEXT`: a move or game change the core committed (a check for the replay; these
 //!   are the records that are fsync'd).
@@ -37,6 +38,8 @@ pub enum Record {
     Message(Message),
     /// The core's timer ran.
     Tick,
+    /// The link went down; it was last heard at this core time.
+    LinkLost(Duration),
     /// An operator command given to the core.
     Command(BoardCommand),
     /// What the core committed (a move, a correction, a new game …), as one line.
@@ -83,6 +86,7 @@ pub fn encode(entry: &Entry) -> String {
     let body = match &entry.record {
         Record::Message(message) => format!("{micros} m {}", hex(&message.encode())),
         Record::Tick => format!("{micros} t"),
+        Record::LinkLost(heard) => format!("{micros} l {}", heard.as_micros()),
         Record::Command(command) => {
             let json = serde_json::to_string(&CommandRecord::from(command))
                 .unwrap_or_else(|_| "{}".into());
@@ -167,6 +171,9 @@ fn parse_line(line: &[u8], number: usize) -> Result<Option<Entry>, String> {
     let record = match kind {
         "m" => Record::Message(decode_message(payload).ok_or("bad message frame")?),
         "t" => Record::Tick,
+        "l" => Record::LinkLost(Duration::from_micros(
+            payload.parse().map_err(|_| "bad link-lost time")?,
+        )),
         "c" => {
             let command: CommandRecord =
                 serde_json::from_str(payload).map_err(|e| format!("bad command: {e}"))?;
@@ -304,6 +311,10 @@ mod tests {
             Entry {
                 at: at(270),
                 record: Record::Tick,
+            },
+            Entry {
+                at: at(280),
+                record: Record::LinkLost(at(25)),
             },
             Entry {
                 at: at(270),

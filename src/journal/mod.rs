@@ -144,6 +144,14 @@ impl JournaledCore {
         }
     }
 
+    /// The link went down, last heard at the caller's `heard`, as the worker learns at
+    /// `now` (see `BoardCore::link_lost`).
+    pub fn link_lost(&mut self, heard: Duration, now: Duration) {
+        let at = self.core_time(now);
+        let heard = self.core_time(heard).min(at);
+        let _ = self.input(at, Record::LinkLost(heard));
+    }
+
     /// When `tick` next has work, in the caller's time.
     pub fn next_deadline(&self) -> Option<Duration> {
         self.core
@@ -252,6 +260,10 @@ pub fn feed(
             Ok(false)
         }
         Record::Command(command) => core.apply(command.clone()).map(|()| true),
+        Record::LinkLost(heard) => {
+            core.link_lost(*heard);
+            Ok(false)
+        }
         Record::Committed(_) => Ok(false),
     };
     // Drained at once so that what the core records (clock times, the archived PGN)

@@ -109,6 +109,12 @@ impl LinkSession {
         self.state
     }
 
+    /// When the last valid frame arrived: every update the board sent before it was
+    /// received, so the board stood as read until then.
+    pub fn last_frame(&self) -> Option<Duration> {
+        self.last_frame
+    }
+
     /// A valid frame arrived.
     pub fn on_message(&mut self, message: &Message, now: Duration) {
         self.last_frame = Some(now);

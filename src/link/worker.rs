@@ -180,6 +180,7 @@ impl BoardWorker {
                 let bytes = command.encode();
                 self.record(self.now(), Direction::ToBoard, &bytes);
                 if let Err(e) = port.write_all(&bytes) {
+                    self.link_lost(&session);
                     return format!("write failed: {e}");
                 }
             }
@@ -199,7 +200,10 @@ impl BoardWorker {
                 .min()
                 .map_or(READ_TIMEOUT, |at| at.saturating_sub(self.now()));
             match read_within(port, &mut buf, wait) {
-                Err(gone) => return gone,
+                Err(gone) => {
+                    self.link_lost(&session);
+                    return gone;
+                }
                 Ok(0) => {}
                 Ok(n) => {
                     // The bytes' time, for every message in them: a settle window runs
@@ -256,6 +260,14 @@ impl BoardWorker {
         }
     }
 
+    /// Tells the core the link went down, when the session heard the board at all: what
+    /// it read until the last frame stood (a rest read until then is no slide cut off).
+    fn link_lost(&mut self, session: &LinkSession) {
+        if let Some(heard) = session.last_frame() {
+            self.core.link_lost(heard, self.now());
+        }
+    }
+
     /// Moves the session's events into the status; returns whether anything changed.
     fn take_link_events(&mut self, session: &mut LinkSession) -> bool {
         let mut changed = false;
@@ -271,6 +283,7 @@ impl BoardWorker {
                     };
                     match state {
                         LinkState::NotResponding => {
+                            self.link_lost(session);
                             tracing::warn!(%port, "board not responding");
                             self.status.last_error = Some("board not responding".into());
                         }
