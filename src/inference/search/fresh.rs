@@ -5,7 +5,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::deeper::Deeper;
 use super::{Evidence, MAX_LIFTED, Sequence};
-use crate::inference::codes::{Codes, EMPTY, move_effect};
+use crate::inference::codes::{Codes, EMPTY, move_effect, move_squares};
 
 /// After lost updates, what an explanation must agree with of the readings since the
 /// board was read whole: each piece read standing since stands on a position it passes
@@ -86,7 +86,8 @@ impl FreshRead {
     /// Whether `moves` from `start` (`codes`) pass through a position the fresh read
     /// shows, or part-way through the move after it (its pieces in the hand or put down:
     /// a slide or a castling half done), or with at most [`MAX_LIFTED`] pieces in the hand
-    /// after the last one (a move in progress the sequence leaves open).
+    /// after the last one (a move in progress the sequence leaves open: one piece, or two
+    /// that one legal move of the side to move lifts, a capture or a castling).
     pub(super) fn passed(&self, start: &Chess, codes: &Codes, moves: &[Move]) -> bool {
         let mut pos = start.clone();
         let mut before = *codes;
@@ -100,7 +101,7 @@ impl FreshRead {
             pos.play_unchecked(mv);
             before = after;
         }
-        self.in_hand(&before)
+        self.in_hand(&pos, &before)
     }
 
     fn same(&self, sq: Square, code: u8) -> bool {
@@ -133,15 +134,27 @@ impl FreshRead {
         })
     }
 
-    /// The fresh read shows `last`, but for a few of its pieces in the hand.
-    fn in_hand(&self, last: &Codes) -> bool {
-        let mut lifted = 0;
-        Square::ALL.into_iter().all(|sq| {
+    /// The fresh read shows `last` (the position `pos`), but for a few of its pieces in
+    /// the hand. Two in the hand are one move's, and the side to move's: once a move is
+    /// made its player does not lift two of his pieces again (a castling read half done
+    /// before the opponent's move is part-way through it, see `part_way`, not after it).
+    fn in_hand(&self, pos: &Chess, last: &Codes) -> bool {
+        let mut lifted = Bitboard::EMPTY;
+        let read = Square::ALL.into_iter().all(|sq| {
             if self.same(sq, last[sq.to_usize()]) {
                 return true;
             }
-            lifted += 1;
-            self.board[sq.to_usize()] == EMPTY && lifted <= MAX_LIFTED
-        })
+            lifted.add(sq);
+            self.board[sq.to_usize()] == EMPTY && lifted.count() <= MAX_LIFTED
+        });
+        read && (lifted.count() < 2 || one_move_lifts(pos, lifted))
     }
+}
+
+/// Whether one legal move of the side to move in `pos` lifts every piece of `lifted`.
+fn one_move_lifts(pos: &Chess, lifted: Bitboard) -> bool {
+    let turn = pos.turn();
+    pos.legal_moves()
+        .iter()
+        .any(|&mv| (lifted & !move_squares(mv, turn)).is_empty())
 }
