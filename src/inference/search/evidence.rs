@@ -487,14 +487,19 @@ impl Search<'_> {
 
     /// Whether the moves were started in the order their pieces were seen lifted: a move
     /// whose square of departure no earlier move touched was started when that square
-    /// began to differ, which must not be before the previous such move's.
+    /// began to differ, which must not be before the previous such move's. After lost
+    /// updates a piece read leaving before them may have gone back and left again while
+    /// nothing was read: its lift dates no move made meanwhile (the knight read lifted,
+    /// then Bc3 Qg6 Nxe5 played while the daemon was down), so it counts as left when
+    /// the updates were lost.
     pub(super) fn ordered(&self, path: &[Step]) -> bool {
         let mut touched = Bitboard::EMPTY;
         let mut last = Duration::ZERO;
+        let lost = self.evidence.lost.unwrap_or(Duration::ZERO);
         for &Step { mv, squares, .. } in path {
             if let Some(from) = mv.from()
                 && !touched.contains(from)
-                && let Some(at) = self.evidence.since[from.to_usize()]
+                && let Some(at) = self.evidence.since[from.to_usize()].map(|t| t.max(lost))
             {
                 if at < last {
                     return false;
