@@ -47,8 +47,8 @@ pub(super) fn choose_between(
 
 /// Picks among the shortest explanations: finished boards before boards in progress,
 /// then those whose squares were all seen to change (else those guessing the fewest
-/// unseen captures), then those agreeing with the order
-/// of the lifts, then those whose promoted pieces were seen; records what the rest share.
+/// unseen captures), then those agreeing with the order of the lifts, then those whose
+/// promoted pieces were seen; records what the rest share.
 /// A finished board counts as such only if each piece it moves and then captures was
 /// seen where it was captured: a piece lifted for the next move also leaves a board
 /// that a move to a square and a capture there would finish.
@@ -106,7 +106,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
 /// it makes: both are kept, and the moves that follow tell them apart.
 pub(super) fn prefer(found: &mut Vec<Sequence>) {
     let guessed = |s: &Sequence| s.complete && s.unseen_capture;
-    let shown = |s: &Sequence| !s.complete && s.visible;
+    let shown = |s: &Sequence| !s.complete && s.visible();
     if !found.iter().any(|s| s.complete && !s.unseen_capture)
         && found.iter().any(guessed)
         && found.iter().any(shown)

@@ -116,7 +116,7 @@ impl<'a> Deeper<'a> {
             }
             found.retain(|s| {
                 (s.complete || !complete)
-                    && s.visible
+                    && s.visible()
                     && s.ordered
                     && s.promotions_seen
                     && self.shown(s)

@@ -364,7 +364,6 @@ impl Search<'_> {
         self.found.push(Sequence {
             moves: path.iter().map(|s| s.mv).collect(),
             complete,
-            visible,
             unseen,
             ordered,
             promotions_seen,

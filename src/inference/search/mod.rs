@@ -137,10 +137,9 @@ struct Step {
 struct Sequence {
     moves: Vec<Move>,
     complete: bool,
-    /// Every square its moves change was seen to change.
-    visible: bool,
     /// On an occupancy-only board, how many of its captures were not seen landing (see
-    /// `capture_landed`, `taken_unseen`); elsewhere 1 when not `visible`.
+    /// `capture_landed`, `taken_unseen`); elsewhere 1 when a square its moves change was
+    /// not seen to change (see `visible`).
     unseen: usize,
     /// Its moves started in the order their squares were left (see `ordered`).
     ordered: bool,
@@ -158,6 +157,14 @@ struct Sequence {
     /// Complete, or its move in progress was read under way (see `read_under_way`):
     /// otherwise it explains the board but records nothing (see `choose`).
     tail_read: bool,
+}
+
+impl Sequence {
+    /// Every square its moves change was seen to change (on an occupancy-only board:
+    /// each capture seen landing).
+    fn visible(&self) -> bool {
+        self.unseen == 0
+    }
 }
 
 /// Looks for sequences of 1 to `max_plies` legal moves from `start` that explain
@@ -245,7 +252,7 @@ pub(crate) fn explain(
         // than a wrong code lasts.
         let whole = |s: &Sequence| {
             s.complete
-                && s.visible
+                && s.visible()
                 && (weak.is_none() || s.ordered)
                 && (!beyond || s.promotions_seen)
         };

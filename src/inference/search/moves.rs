@@ -111,7 +111,7 @@ pub(super) fn landing_elsewhere(mv: Move) -> Bitboard {
             .filter_map(|d| from.offset(d))
             .collect();
         let diagonal = shakmaty::attacks::king_attacks(from) & !Bitboard::from_rank(from.rank());
-        (steps & Bitboard::from_file(from.file())) | diagonal
+        steps | diagonal
     } else {
         shakmaty::attacks::attacks(from, role.of(Color::White), Bitboard::EMPTY)
     };

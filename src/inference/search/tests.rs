@@ -333,7 +333,6 @@ fn guessing(ucis: &[&str], unseen: usize) -> Sequence {
     Sequence {
         moves,
         complete: true,
-        visible: unseen == 0,
         unseen,
         ordered: true,
         promotions_seen: true,
