@@ -180,8 +180,10 @@ impl InferenceArgs {
 pub struct ReplayArgs {
     /// A recording written by `boardcast run --record DIR`, or a journal written by
     /// `boardcast run --journal DIR` (its games are printed; --events is for recordings).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// A board whose link was lost and reopened has one recording per connection: give
+    /// them all, in the order they were written (their names sort that way).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
     /// Print every inference event, with its time, before the PGN.
     #[arg(long)]
     pub events: bool,

@@ -2,6 +2,7 @@
 //! library. Errors become one line on stderr and a distinct exit code.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -107,22 +108,53 @@ fn run_relay(args: &RelayArgs) -> Result<(), (i32, String)> {
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
-    let failed = |e: String| (EXIT_FAILURE, format!("{}: {e}", args.file.display()));
-    let text = std::fs::read_to_string(&args.file).map_err(|e| failed(e.to_string()))?;
-    if text.starts_with(journal::format::HEADER) {
-        let games = journal::replay(text.as_bytes(), args.inference.engine_config())
-            .map_err(|e| failed(e.to_string()))?;
-        print!("{games}");
-        return Ok(());
+    let failed = |file: &Path, e: String| (EXIT_FAILURE, format!("{}: {e}", file.display()));
+    let mut texts = Vec::new();
+    for file in &args.files {
+        let text = std::fs::read_to_string(file).map_err(|e| failed(file, e.to_string()))?;
+        texts.push((file.as_path(), text));
     }
-    let chunks = recording::parse(&text).map_err(|e| failed(e.to_string()))?;
     let engine = args.inference.engine_config();
-    if text.starts_with(recording::BUS_HEADER) {
-        let boards = replay::replay_bus(&chunks, engine);
-        print!("{}", replay::report_bus(&boards, args.events));
-    } else {
-        let replayed = replay::replay(&chunks, engine);
-        print!("{}", replay::report(&replayed, args.events));
+    if let [(file, text)] = texts.as_slice() {
+        if text.starts_with(journal::format::HEADER) {
+            let games = journal::replay(text.as_bytes(), engine)
+                .map_err(|e| failed(file, e.to_string()))?;
+            print!("{games}");
+            return Ok(());
+        }
+        if text.starts_with(recording::BUS_HEADER) {
+            let entries = recording::parse(text).map_err(|e| failed(file, e.to_string()))?;
+            print!(
+                "{}",
+                replay::report_bus(&replay::replay_bus(&entries, engine), args.events)
+            );
+            return Ok(());
+        }
     }
+    let mut connections: Vec<Vec<recording::Entry>> = Vec::new();
+    for (file, text) in &texts {
+        if !text.starts_with(recording::HEADER) {
+            let what = "not a board's recording: several files replay as one board's \
+                        connections, in order (a journal or a bus line's recording replays \
+                        alone)";
+            return Err(failed(file, what.to_string()));
+        }
+        let entries = recording::parse(text).map_err(|e| failed(file, e.to_string()))?;
+        let ended = connections.iter().flatten().map(|e| e.at()).max();
+        if let (Some(ended), Some(first)) = (ended, entries.first())
+            && first.at() < ended
+        {
+            let why = format!(
+                "starts at {} ms, before the recording before it ends ({} ms): give one \
+                 daemon run's recordings of one board, in the order they were written",
+                first.at().as_millis(),
+                ended.as_millis()
+            );
+            return Err(failed(file, why));
+        }
+        connections.push(entries);
+    }
+    let replayed = replay::replay(&connections, engine);
+    print!("{}", replay::report(&replayed, args.events));
     Ok(())
 }

@@ -11,7 +11,13 @@
 //! ```
 //!
 //! The number is milliseconds since the daemon started watching the board; `<` is from the board, `>` to
-//! the board; the bytes are hex, spaces allowed.
+//! the board; the bytes are hex, spaces allowed. A line `MILLIS ! HEARD` says the link went
+//! down at `MILLIS` (the port failed or the board fell silent) and the board was last
+//! heard at `HEARD`: the live engine was told so, and a replay tells it the same.
+//!
+//! Each connection to a board starts a new file; the times of one daemon run share one
+//! clock, so a board's files, in the order they were written (their names sort that
+//! way), replay as one session (`boardcast replay FILE FILE...`).
 //!
 //! A bus line (`run --bus`) is recorded as a whole, in one file per line for the daemon's
 //! run (`bus-<port>-<start>.rec`, first line [`BUS_HEADER`]): the line's bytes cannot be
@@ -49,6 +55,30 @@ pub struct Chunk {
     pub bytes: Vec<u8>,
 }
 
+/// One line of a recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// Bytes read or written.
+    Traffic(Chunk),
+    /// The link went down at `at`; the board was last heard at `heard`.
+    LinkLost {
+        /// When the daemon learnt it.
+        at: Duration,
+        /// When the last frame from the board was read.
+        heard: Duration,
+    },
+}
+
+impl Entry {
+    /// When it happened, since the daemon started watching the board.
+    pub fn at(&self) -> Duration {
+        match self {
+            Entry::Traffic(chunk) => chunk.at,
+            Entry::LinkLost { at, .. } => *at,
+        }
+    }
+}
+
 /// A line of a recording that cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("line {line}: {reason}")]
@@ -60,8 +90,8 @@ pub struct ParseError {
 }
 
 /// Reads a whole recording; comment and blank lines are skipped.
-pub fn parse(text: &str) -> Result<Vec<Chunk>, ParseError> {
-    let mut chunks = Vec::new();
+pub fn parse(text: &str) -> Result<Vec<Entry>, ParseError> {
+    let mut entries = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -71,25 +101,33 @@ pub fn parse(text: &str) -> Result<Vec<Chunk>, ParseError> {
             line: index + 1,
             reason: reason.to_string(),
         };
+        let millis = |field: Option<&str>| {
+            field
+                .and_then(|ms| ms.trim().parse::<u64>().ok())
+                .map(Duration::from_millis)
+        };
         let mut fields = line.splitn(3, ' ');
-        let at = fields
-            .next()
-            .and_then(|ms| ms.parse::<u64>().ok())
-            .ok_or_else(|| error("expected a time in milliseconds"))?;
+        let at = millis(fields.next()).ok_or_else(|| error("expected a time in milliseconds"))?;
         let direction = match fields.next() {
             Some("<") => Direction::FromBoard,
             Some(">") => Direction::ToBoard,
-            _ => return Err(error("expected `<` or `>` after the time")),
+            Some("!") => {
+                let heard = millis(fields.next())
+                    .ok_or_else(|| error("expected the time the board was last heard"))?;
+                entries.push(Entry::LinkLost { at, heard });
+                continue;
+            }
+            _ => return Err(error("expected `<`, `>` or `!` after the time")),
         };
         let hex: String = fields.next().unwrap_or("").split_whitespace().collect();
         let bytes = decode_hex(&hex).ok_or_else(|| error("expected hex bytes"))?;
-        chunks.push(Chunk {
-            at: Duration::from_millis(at),
+        entries.push(Entry::Traffic(Chunk {
+            at,
             direction,
             bytes,
-        });
+        }));
     }
-    Ok(chunks)
+    Ok(entries)
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
@@ -167,6 +205,12 @@ impl Recorder {
         self.out.flush()
     }
 
+    /// Appends that the link went down at `at`, the board last heard at `heard`.
+    pub fn link_lost(&mut self, at: Duration, heard: Duration) -> std::io::Result<()> {
+        writeln!(self.out, "{} ! {}", at.as_millis(), heard.as_millis())?;
+        self.out.flush()
+    }
+
     /// Appends a comment line (`# MILLIS text`) for the reader, e.g. where the port was
     /// lost and reopened; a replay skips it.
     pub fn note(&mut self, at: Duration, text: &str) -> std::io::Result<()> {
@@ -193,19 +237,31 @@ mod tests {
                 &[0x8e, 0x00, 0x05, 0x1c, 0x00],
             )
             .unwrap();
+        recorder
+            .link_lost(Duration::from_millis(3100), Duration::from_millis(40))
+            .unwrap();
         let text = std::fs::read_to_string(recorder.path()).unwrap();
         assert!(text.starts_with(HEADER));
-        let chunks = parse(&text).unwrap();
-        assert_eq!(chunks.len(), 2);
+        let entries = parse(&text).unwrap();
         assert_eq!(
-            chunks[0],
-            Chunk {
-                at: Duration::from_millis(12),
-                direction: Direction::ToBoard,
-                bytes: vec![0x42]
-            }
+            entries,
+            [
+                Entry::Traffic(Chunk {
+                    at: Duration::from_millis(12),
+                    direction: Direction::ToBoard,
+                    bytes: vec![0x42]
+                }),
+                Entry::Traffic(Chunk {
+                    at: Duration::from_millis(40),
+                    direction: Direction::FromBoard,
+                    bytes: vec![0x8e, 0x00, 0x05, 0x1c, 0x00]
+                }),
+                Entry::LinkLost {
+                    at: Duration::from_millis(3100),
+                    heard: Duration::from_millis(40)
+                }
+            ]
         );
-        assert_eq!(chunks[1].bytes, vec![0x8e, 0x00, 0x05, 0x1c, 0x00]);
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -215,6 +271,11 @@ mod tests {
         assert_eq!(parse("10 ? 42\n").unwrap_err().line, 1);
         assert_eq!(parse("ten < 42\n").unwrap_err().line, 1);
         assert_eq!(parse("10 < 4\n").unwrap_err().line, 1);
-        assert_eq!(parse("10 < 8e 00 05\n").unwrap()[0].bytes, vec![0x8e, 0, 5]);
+        assert_eq!(parse("10 ! \n").unwrap_err().line, 1);
+        assert_eq!(parse("10 ! x\n").unwrap_err().line, 1);
+        let Entry::Traffic(chunk) = &parse("10 < 8e 00 05\n").unwrap()[0] else {
+            panic!("a chunk")
+        };
+        assert_eq!(chunk.bytes, vec![0x8e, 0, 5]);
     }
 }

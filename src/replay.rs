@@ -10,7 +10,7 @@ use boardcast_protocol::{BusAddress, BusCommandDecoder, BusInput, Decoded, Decod
 use crate::board::{BoardCore, GameStatus};
 use crate::inference::{EngineConfig, Event};
 use crate::link::bus::session::{BusConfig, BusEvent, BusSession};
-use crate::recording::{Chunk, Direction};
+use crate::recording::{Direction, Entry};
 
 /// How long after the last recorded byte the engine's timers are still run, so a move
 /// completed just before the recording ended is settled.
@@ -27,23 +27,31 @@ pub struct Replayed {
     pub finished_games: Vec<String>,
 }
 
-/// Runs the board's side of `chunks` through a fresh board core.
-pub fn replay(chunks: &[Chunk], config: EngineConfig) -> Replayed {
+/// Runs the board's side of a board's recordings through a fresh board core, one
+/// recording per connection in the order they were made: the bytes read, and the link
+/// losses the live daemon told its core of. Each connection starts a fresh decoder, as
+/// live, so a message cut off by a lost link is lost here too.
+pub fn replay(connections: &[Vec<Entry>], config: EngineConfig) -> Replayed {
     let mut board = Replayer::new(config);
-    let mut decoder = Decoder::new();
     let mut last = Duration::ZERO;
-    for chunk in chunks
-        .iter()
-        .filter(|c| c.direction == Direction::FromBoard)
-    {
-        board.run_timers(chunk.at);
-        decoder.feed(&chunk.bytes);
-        while let Some(decoded) = decoder.poll() {
-            if let Decoded::Message(message) = decoded {
-                board.message(&message, chunk.at);
+    for entries in connections {
+        let mut decoder = Decoder::new();
+        for entry in entries {
+            board.run_timers(entry.at());
+            match entry {
+                Entry::Traffic(chunk) if chunk.direction == Direction::FromBoard => {
+                    decoder.feed(&chunk.bytes);
+                    while let Some(decoded) = decoder.poll() {
+                        if let Decoded::Message(message) = decoded {
+                            board.message(&message, chunk.at);
+                        }
+                    }
+                }
+                Entry::Traffic(_) => {}
+                Entry::LinkLost { heard, .. } => board.core.link_lost(*heard),
             }
+            last = last.max(entry.at());
         }
-        last = chunk.at;
     }
     board.finish(last)
 }
@@ -51,12 +59,16 @@ pub fn replay(chunks: &[Chunk], config: EngineConfig) -> Replayed {
 /// Runs a bus line's recording: the requests (`>`) and the replies (`<`) through the bus
 /// session, and each board's messages through its own board core. The boards come in
 /// the order the live daemon found them (it numbered them in this order).
-pub fn replay_bus(chunks: &[Chunk], config: EngineConfig) -> Vec<(BusAddress, Replayed)> {
+pub fn replay_bus(entries: &[Entry], config: EngineConfig) -> Vec<(BusAddress, Replayed)> {
     let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
     let mut requests = BusCommandDecoder::new();
     let mut boards: Vec<(BusAddress, Replayer)> = Vec::new();
     let mut last = Duration::ZERO;
-    for chunk in chunks {
+    // A bus line's link losses are the line's, told to no board core: nothing to replay.
+    for chunk in entries.iter().filter_map(|e| match e {
+        Entry::Traffic(chunk) => Some(chunk),
+        Entry::LinkLost { .. } => None,
+    }) {
         let at = chunk.at;
         for (_, board) in &mut boards {
             board.run_timers(at);
@@ -186,6 +198,7 @@ mod tests {
     use boardcast_simulator::{BusBoardConfig, BusChain, ClockConfig, Script, SimConfig};
 
     use super::*;
+    use crate::recording::Chunk;
 
     /// A chain of two boards, one with a clock, each playing its own opening; a share of
     /// the replies has a corrupted checksum.
@@ -233,20 +246,20 @@ mod tests {
             while let Some(command) = session.poll_transmit() {
                 let bytes = command.encode().to_vec();
                 chain.receive(&bytes, now);
-                chunks.push(Chunk {
+                chunks.push(Entry::Traffic(Chunk {
                     at: now,
                     direction: Direction::ToBoard,
                     bytes,
-                });
+                }));
             }
             let bytes = chain.advance(now);
             if !bytes.is_empty() {
                 session.on_bytes(&bytes, now);
-                chunks.push(Chunk {
+                chunks.push(Entry::Traffic(Chunk {
                     at: now,
                     direction: Direction::FromBoard,
                     bytes,
-                });
+                }));
             }
             while let Some(event) = session.poll_event() {
                 let (address, message) = match event {

@@ -98,3 +98,28 @@ fn a_broken_recording_names_the_line() {
     assert!(stderr.contains("line 3"), "{stderr}");
     assert!(stderr.contains("bad.rec"), "{stderr}");
 }
+
+#[test]
+fn recordings_out_of_order_are_refused_by_name() {
+    let dir = scratch("record-order");
+    let (first, second) = (dir.join("first.rec"), dir.join("second.rec"));
+    std::fs::write(&first, "# boardcast recording v1\n10 > 42\n500 ! 20\n").unwrap();
+    std::fs::write(&second, "# boardcast recording v1\n900 > 42\n").unwrap();
+    let replay = |files: [&std::path::Path; 2]| {
+        boardcast()
+            .arg("replay")
+            .args(files)
+            .output()
+            .expect("replay runs")
+    };
+    let in_order = replay([&first, &second]);
+    assert!(in_order.status.success(), "{in_order:?}");
+    let swapped = replay([&second, &first]);
+    assert_eq!(swapped.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&swapped.stderr);
+    assert!(stderr.contains("first.rec"), "{stderr}");
+    assert!(
+        stderr.contains("in the order they were written"),
+        "{stderr}"
+    );
+}

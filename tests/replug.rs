@@ -13,6 +13,7 @@ use boardcast_simulator::{
 use shakmaty::san::SanPlus;
 
 use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
+use crate::record;
 
 /// A Ruy Lopez, 20 plies.
 pub const OPENING: [&str; 20] = [
@@ -82,7 +83,8 @@ fn moves_made_while_unplugged_are_recovered() {
     let dir = scratch("replug");
     let (link, status) = (dir.join("board"), dir.join("status.json"));
     let (board, script) = board(&link, 6, Duration::from_millis(1000));
-    let mut daemon = daemon(&link, &status, &[]);
+    let recordings = dir.join("rec");
+    let mut daemon = daemon(&link, &status, &["--record", path_str(&recordings)]);
     let unplugged = wait_for(board.plug_events(), Duration::from_secs(60));
     assert_eq!(
         unplugged,
@@ -117,6 +119,32 @@ fn moves_made_while_unplugged_are_recovered() {
         daemon.stderr_so_far()
     );
     assert!(!daemon.stderr_so_far().contains("panicked"));
+    drop(daemon);
+
+    // One recording per connection; replayed together, in order, they give the game the
+    // live daemon recorded, moves made while unplugged included.
+    let mut files: Vec<_> = std::fs::read_dir(&recordings)
+        .expect("recording dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "one recording per connection: {files:?}");
+    let output = boardcast()
+        .arg("replay")
+        .args(&files)
+        .output()
+        .expect("replay runs");
+    let pgn = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(record::sans(&pgn), want, "{pgn}");
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("scratch paths are UTF-8")
 }
 
 #[test]

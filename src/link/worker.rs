@@ -262,9 +262,17 @@ impl BoardWorker {
 
     /// Tells the core the link went down, when the session heard the board at all: what
     /// it read until the last frame stood (a rest read until then is no slide cut off).
+    /// The recording says so too, so a replay tells its core the same.
     fn link_lost(&mut self, session: &LinkSession) {
         if let Some(heard) = session.last_frame() {
-            self.core.link_lost(heard, self.now());
+            let now = self.now();
+            self.core.link_lost(heard, now);
+            if let Some(recorder) = &mut self.recorder
+                && let Err(e) = recorder.link_lost(now, heard)
+            {
+                tracing::error!(board = self.status.id, "recording stopped: {e}");
+                self.recorder = None;
+            }
         }
     }
 
