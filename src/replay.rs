@@ -10,6 +10,7 @@ use boardcast_protocol::{BusAddress, BusCommandDecoder, BusInput, Decoded, Decod
 use crate::board::{BoardCore, GameStatus};
 use crate::inference::{EngineConfig, Event};
 use crate::link::bus::session::{BusConfig, BusEvent, BusSession};
+use crate::link::session::LinkState;
 use crate::recording::{Direction, Entry};
 
 /// How long after the last recorded byte the engine's timers are still run, so a move
@@ -57,23 +58,40 @@ pub fn replay(connections: &[Vec<Entry>], config: EngineConfig) -> Replayed {
 }
 
 /// Runs a bus line's recording: the requests (`>`) and the replies (`<`) through the bus
-/// session, and each board's messages through its own board core. The boards come in
+/// session, and each board's messages through its own board core, with the link losses
+/// (a board fallen silent, the port failed) told to the cores as live. The boards come in
 /// the order the live daemon found them (it numbered them in this order).
 pub fn replay_bus(entries: &[Entry], config: EngineConfig) -> Vec<(BusAddress, Replayed)> {
     let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
     let mut requests = BusCommandDecoder::new();
     let mut boards: Vec<(BusAddress, Replayer)> = Vec::new();
     let mut last = Duration::ZERO;
-    // A bus line's link losses are the line's, told to no board core: nothing to replay.
-    for chunk in entries.iter().filter_map(|e| match e {
-        Entry::Traffic(chunk) => Some(chunk),
-        Entry::LinkLost { .. } => None,
-    }) {
-        let at = chunk.at;
+    for entry in entries {
+        let at = entry.at();
         for (_, board) in &mut boards {
             board.run_timers(at);
         }
         session.expire(at);
+        let chunk = match entry {
+            Entry::Traffic(chunk) => chunk,
+            Entry::LinkLost { .. } => {
+                take_events(&mut session, &mut boards, &config, at);
+                // The port failed: as live, each board that answered is told when it
+                // last did, and the reopened port gets a new session knowing the boards.
+                for (address, board) in &mut boards {
+                    if let Some(heard) = session.heard(*address) {
+                        board.core.link_lost(heard);
+                    }
+                }
+                session = BusSession::new(BusConfig::default(), at);
+                for (address, _) in &boards {
+                    session.know(*address, at);
+                }
+                requests = BusCommandDecoder::new();
+                last = at;
+                continue;
+            }
+        };
         match chunk.direction {
             Direction::ToBoard => {
                 requests.feed(&chunk.bytes);
@@ -85,32 +103,50 @@ pub fn replay_bus(entries: &[Entry], config: EngineConfig) -> Vec<(BusAddress, R
             }
             Direction::FromBoard => session.on_bytes(&chunk.bytes, at),
         }
-        while let Some(event) = session.poll_event() {
-            let (address, message) = match event {
-                BusEvent::Discovered(address) => (address, None),
-                BusEvent::Message(address, message) => (address, Some(message)),
-                BusEvent::Version(address, Some((major, minor))) => {
-                    (address, Some(Message::Version { major, minor }))
-                }
-                _ => continue,
-            };
-            let index = match boards.iter().position(|(a, _)| *a == address) {
-                Some(index) => index,
-                None => {
-                    boards.push((address, Replayer::new(config.clone())));
-                    boards.len() - 1
-                }
-            };
-            if let Some(message) = message {
-                boards[index].1.message(&message, at);
-            }
-        }
+        take_events(&mut session, &mut boards, &config, at);
         last = at;
     }
     boards
         .into_iter()
         .map(|(address, board)| (address, board.finish(last)))
         .collect()
+}
+
+/// Hands the bus session's events to the boards' cores (a board first heard gets one):
+/// their messages, and, when one falls silent, when it last answered, as live.
+fn take_events(
+    session: &mut BusSession,
+    boards: &mut Vec<(BusAddress, Replayer)>,
+    config: &EngineConfig,
+    at: Duration,
+) {
+    while let Some(event) = session.poll_event() {
+        let (address, message) = match event {
+            BusEvent::Discovered(address) => (address, None),
+            BusEvent::Message(address, message) => (address, Some(message)),
+            BusEvent::Version(address, Some((major, minor))) => {
+                (address, Some(Message::Version { major, minor }))
+            }
+            BusEvent::State(address, LinkState::NotResponding) => {
+                let board = boards.iter_mut().find(|(a, _)| *a == address);
+                if let (Some((_, board)), Some(heard)) = (board, session.heard(address)) {
+                    board.core.link_lost(heard);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let index = match boards.iter().position(|(a, _)| *a == address) {
+            Some(index) => index,
+            None => {
+                boards.push((address, Replayer::new(config.clone())));
+                boards.len() - 1
+            }
+        };
+        if let Some(message) = message {
+            boards[index].1.message(&message, at);
+        }
+    }
 }
 
 /// One board's core in a replay, and what it emitted.

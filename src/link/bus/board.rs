@@ -28,6 +28,9 @@ pub enum BoardInput {
     Version(Option<(u8, u8)>),
     /// Bytes from this board that failed their checksum.
     Garbage(u64),
+    /// The link to it went down (the port failed or it fell silent); it last answered
+    /// at the given time (see `BoardCore::link_lost`).
+    LinkLost(Duration),
 }
 
 /// What a board's thread starts from.
@@ -164,6 +167,10 @@ impl BusBoard {
             BoardInput::Garbage(bytes) => {
                 self.status.garbage_bytes += bytes;
                 true
+            }
+            BoardInput::LinkLost(heard) => {
+                self.core.link_lost(heard, self.now());
+                false
             }
         }
     }

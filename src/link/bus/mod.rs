@@ -155,11 +155,12 @@ impl BusWorker {
                 let bytes = command.encode();
                 self.record(now, Direction::ToBoard, &bytes);
                 if let Err(e) = port.write_all(&bytes) {
+                    self.link_lost(&session);
                     return format!("write failed: {e}");
                 }
             }
             while let Some(event) = session.poll_event() {
-                self.dispatch(event);
+                self.dispatch(event, &session);
             }
             if !warned_empty
                 && self.members.is_empty()
@@ -174,7 +175,10 @@ impl BusWorker {
             }
             let wait = session.next_deadline().saturating_sub(self.now());
             match read_within(port, &mut buf, wait) {
-                Err(gone) => return gone,
+                Err(gone) => {
+                    self.link_lost(&session);
+                    return gone;
+                }
                 Ok(0) => {}
                 Ok(n) => {
                     let now = self.now();
@@ -186,7 +190,7 @@ impl BusWorker {
         "daemon stopping".to_string()
     }
 
-    fn dispatch(&mut self, event: BusEvent) {
+    fn dispatch(&mut self, event: BusEvent, session: &BusSession) {
         let now = self.now();
         match event {
             BusEvent::Discovered(address) => self.join(address),
@@ -197,6 +201,11 @@ impl BusWorker {
                 self.tell(address, BoardInput::Message(message, now));
             }
             BusEvent::State(address, state) => {
+                if state == LinkState::NotResponding
+                    && let Some(heard) = session.heard(address)
+                {
+                    self.tell(address, BoardInput::LinkLost(heard));
+                }
                 let input = match state {
                     LinkState::Responding => {
                         tracing::info!(port = %self.spec.path.display(), %address, "bus board responding");
@@ -309,6 +318,26 @@ impl BusWorker {
     fn record(&mut self, at: Duration, direction: Direction, bytes: &[u8]) {
         if let Some(recorder) = &mut self.recorder
             && let Err(e) = recorder.write(at, direction, bytes)
+        {
+            tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
+            self.recorder = None;
+        }
+    }
+
+    /// The port failed: every board that answered in this session is told when it was
+    /// last heard, and the recording marks it so a replay tells them the same.
+    fn link_lost(&mut self, session: &BusSession) {
+        let heard: Vec<(BusAddress, Duration)> = session
+            .addresses()
+            .filter_map(|address| Some((address, session.heard(address)?)))
+            .collect();
+        for &(address, at) in &heard {
+            self.tell(address, BoardInput::LinkLost(at));
+        }
+        let now = self.now();
+        let line_heard = heard.iter().map(|(_, at)| *at).max().unwrap_or(now);
+        if let Some(recorder) = &mut self.recorder
+            && let Err(e) = recorder.link_lost(now, line_heard)
         {
             tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
             self.recorder = None;

@@ -100,6 +100,8 @@ struct Peer {
     address: BusAddress,
     state: LinkState,
     last_answer: Duration,
+    /// When it last answered in this session (`last_answer` starts at the open).
+    heard: Option<Duration>,
     next_poll: Duration,
     failures: u32,
     /// The last SEND_CHANGES (or REPEAT) got no whole answer: ask for a repeat.
@@ -175,6 +177,7 @@ impl BusSession {
             address,
             state: LinkState::Initialising,
             last_answer: now,
+            heard: None,
             next_poll: now,
             failures: 0,
             unconfirmed: true,
@@ -185,6 +188,15 @@ impl BusSession {
             announced: true,
             next_clock: now,
         });
+    }
+
+    /// When the board at `address` last answered in this session, if it did: a board
+    /// core told its link was lost takes what it read until then as standing.
+    pub fn heard(&self, address: BusAddress) -> Option<Duration> {
+        self.peers
+            .iter()
+            .find(|p| p.address == address)
+            .and_then(|p| p.heard)
     }
 
     /// The boards found so far, in discovery order.
@@ -435,6 +447,7 @@ impl BusSession {
                 address,
                 state: LinkState::Initialising,
                 last_answer: now,
+                heard: None,
                 next_poll: hold.unwrap_or(now),
                 failures: 0,
                 unconfirmed: false,
@@ -465,6 +478,7 @@ impl BusSession {
             .find(|p| p.address == address)
             .expect("peer added above");
         peer.last_answer = now;
+        peer.heard = Some(now);
         peer.failures = 0;
         if answered.is_some() {
             peer.next_poll = now + poll_interval;
