@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
-use super::candidates::{Match, Origin};
+use shakmaty::Role;
+
+use super::candidates::{Candidate, Match, Origin};
 use super::codes::EMPTY;
-use super::engine::{Engine, closed};
+use super::engine::{Ambiguity, Engine, closed};
 
 impl Engine {
     /// When a board showing one piece of the side to move lifted, read unchanged since
@@ -34,20 +36,41 @@ impl Engine {
     }
 
     /// Once the board has shown the piece lifted for the hold window: records the
-    /// capture it makes when it can make only one (several are left pending, for the
-    /// moves that follow or the arbiter).
+    /// capture it makes when it can make only one; several (a promotion taken as a
+    /// queen, as everywhere on such boards) are reported as ambiguous, binding nothing
+    /// (the piece may yet land elsewhere), for the moves that follow or the arbiter.
     pub(super) fn judge_hold(&mut self, now: Duration) {
         if self.hold_deadline().is_none_or(|at| now < at) {
             return;
         }
         self.hold_judged = true;
-        let found = self.candidates.find(&self.observed, self.diff, |c| {
-            c.origin == Origin::Current && c.mv.is_capture()
-        });
-        if let Match::One(index) = found {
-            self.previous_anchor = self.anchor;
-            self.anchor = self.last_change;
-            self.commit(index);
+        let capture = |c: &Candidate| c.origin == Origin::Current && c.mv.is_capture();
+        match self.candidates.find(&self.observed, self.diff, capture) {
+            Match::One(index) => {
+                self.previous_anchor = self.anchor;
+                self.anchor = self.last_change;
+                self.commit(index);
+            }
+            Match::Several => {
+                let partial = self.candidates.partial(&self.observed, self.diff, true);
+                let sequences = partial
+                    .into_iter()
+                    .filter_map(|i| self.candidates.get(i))
+                    .filter(|c| capture(c) && c.changed == self.diff)
+                    .filter(|c| c.mv.promotion().is_none_or(|r| r == Role::Queen))
+                    .map(|c| vec![c.mv])
+                    .collect();
+                let ambiguity = Ambiguity {
+                    sequences,
+                    correction: false,
+                    binding: false,
+                    takeback: None,
+                    hold: false,
+                    unread_tail: false,
+                };
+                self.report_ambiguity(Some((1, ambiguity)));
+            }
+            Match::None => {}
         }
     }
 }
