@@ -171,6 +171,7 @@ impl BoardCore {
     /// at `heard`, so the board stood as read until then. The earliest such time since
     /// the last dump counts: nothing was read after it.
     pub fn link_lost(&mut self, heard: Duration) {
+        self.engine.link_down();
         self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
     }
 

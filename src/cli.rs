@@ -171,6 +171,7 @@ impl InferenceArgs {
             },
             occupancy_only: self.occupancy_only,
             auto_reanchor: self.auto_reanchor.map(Duration::from_secs),
+            ..EngineConfig::default()
         }
     }
 }

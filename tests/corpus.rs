@@ -115,7 +115,9 @@ impl Variant {
             // No capture landing read after the reply's lift, no move kept past a lift
             // read with its landing after a possible swap, the fewest unseen captures
             // preferred: 930, 926, 931 in rounds 0-2 (the lowest kept): 925 -> 926.
-            Variant::Occupancy => 926,
+            // A piece read lifted for the hold window is its one capture (a game's last
+            // move swapped within a scan): 954, 947, 949: 926 -> 947.
+            Variant::Occupancy => 947,
         }
     }
 

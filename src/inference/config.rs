@@ -27,6 +27,10 @@ pub struct EngineConfig {
     pub occupancy_only: bool,
     /// Accept an irregular board as the new position once it has been stable this long.
     pub auto_reanchor: Option<Duration>,
+    /// On an occupancy-only board, how long a piece of the side to move may be read
+    /// lifted before a board showing the one capture it can make is taken for that
+    /// capture swapped within a scan (no player holds a piece in the air this long).
+    pub hold: Duration,
 }
 
 impl Default for EngineConfig {
@@ -37,6 +41,7 @@ impl Default for EngineConfig {
             mode: Mode::Casual,
             occupancy_only: false,
             auto_reanchor: None,
+            hold: Duration::from_secs(30),
         }
     }
 }

@@ -152,6 +152,12 @@ pub struct Engine {
     /// Moves recorded from the board read after lost updates, until a move read since
     /// confirms the side to move (see `unconfirmed`).
     pub(super) unconfirmed: Option<Unconfirmed>,
+    /// The hold window of the board read last has been judged (see `held`).
+    pub(super) hold_judged: bool,
+    /// Since when the board read last has been read unchanged, the link up (see `held`).
+    pub(super) held_since: Duration,
+    /// The link went down and nothing was read since (see `link_down`).
+    pub(super) link_down: bool,
     pub(super) last_status: Status,
     pub(super) events: VecDeque<Event>,
     /// Games a new game replaced, one per `NewGame` event, oldest first, until taken.
@@ -197,6 +203,9 @@ impl Engine {
             unconfirmed: None,
             rest_unread: false,
             replied_when_lost: false,
+            hold_judged: false,
+            held_since: Duration::ZERO,
+            link_down: false,
             events: VecDeque::new(),
             replaced: VecDeque::new(),
         };
@@ -247,10 +256,10 @@ impl Engine {
             .irregular_since
             .zip(self.config.auto_reanchor)
             .map(|(since, delay)| since + delay);
-        match (settle, reanchor) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [settle, reanchor, self.hold_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Runs the timers due at `now`: records a settled move, analyses a stable board,
@@ -278,6 +287,7 @@ impl Engine {
             }
             break;
         }
+        self.judge_hold(now);
         if let (Some(since), Some(delay)) = (self.irregular_since, self.config.auto_reanchor)
             && now >= since + delay
         {
@@ -318,9 +328,19 @@ impl Engine {
         }
     }
 
+    /// The link went down: nothing is read until the board is read again, so no piece
+    /// counts as held meanwhile (see `held`).
+    pub fn link_down(&mut self) {
+        self.link_down = true;
+    }
+
     /// The live board (the mirror, raw codes by hardware index) after a change at `now`.
     pub fn observe(&mut self, board: &RawBoard, now: Duration) {
         self.tick(now);
+        if self.link_down {
+            self.link_down = false;
+            self.held_since = now;
+        }
         self.raw = board.0;
         let board = from_hardware(&self.raw, self.rotated, self.config.occupancy_only);
         self.observe_codes(board, now);
@@ -354,6 +374,8 @@ impl Engine {
         self.observed = board;
         self.last_change = now;
         self.analysed = false;
+        self.hold_judged = false;
+        self.held_since = now;
         self.irregular_since = None;
         self.refresh(now);
         if self.tentative.is_none() {

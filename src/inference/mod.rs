@@ -11,6 +11,7 @@ mod codes;
 mod config;
 mod engine;
 mod event;
+mod held;
 mod history;
 mod legality;
 mod operator;

@@ -270,3 +270,43 @@ fn a_move_due_when_the_dump_comes_leaves_the_dump_read_after_lost_updates() {
     assert_eq!(engine.game().sans(), ["e4"]);
     assert_eq!(engine.open_ambiguity().len(), 2);
 }
+
+#[test]
+fn a_piece_held_past_the_hold_window_is_its_one_capture_but_not_while_the_link_is_down() {
+    let config = EngineConfig {
+        occupancy_only: true,
+        ..EngineConfig::default()
+    };
+    let hold = config.hold;
+    let mut engine = Engine::new(config);
+    let mut board = raw(&Chess::default());
+    engine.observe(&board, ms(0));
+    for (t, from, to) in [
+        (100, Square::E2, Square::E4),
+        (1000, Square::D7, Square::D5),
+    ] {
+        set(&mut board, from, 0);
+        engine.observe(&board, ms(t));
+        set(&mut board, to, 1);
+        engine.observe(&board, ms(t + 100));
+        engine.tick(ms(t + 400));
+    }
+    assert_eq!(engine.game().sans(), ["e4", "d5"]);
+    // The e-pawn lifted: exd5 swapped within a scan leaves the same board.
+    set(&mut board, Square::E4, 0);
+    engine.observe(&board, ms(2000));
+    engine.tick(ms(2300));
+    assert_eq!(engine.next_deadline(), Some(ms(2000) + hold));
+    engine.link_down();
+    assert_eq!(engine.next_deadline(), None);
+    engine.tick(ms(2000) + hold * 2);
+    assert_eq!(engine.game().ply_count(), 2);
+    // Read again, unchanged: the window starts then.
+    let read = ms(3000) + hold * 2;
+    engine.observe(&board, read);
+    assert_eq!(engine.next_deadline(), Some(read + hold));
+    engine.tick(read + hold - ms(1));
+    assert_eq!(engine.game().ply_count(), 2);
+    engine.tick(read + hold);
+    assert_eq!(engine.game().sans(), ["e4", "d5", "exd5"]);
+}
