@@ -175,6 +175,13 @@ impl BoardCore {
         self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
     }
 
+    /// The daemon was away and this core was restored from its journal: nothing was read
+    /// meanwhile, as with a lost link, though when the board was last heard is not known
+    /// (the fresh dump that follows is read as after lost updates either way).
+    pub fn restarted(&mut self) {
+        self.engine.link_down();
+    }
+
     /// Runs the engine's timers.
     pub fn tick(&mut self, now: Duration) {
         self.now = now;

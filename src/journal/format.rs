@@ -40,6 +40,8 @@ pub enum Record {
     Tick,
     /// The link went down; it was last heard at this core time.
     LinkLost(Duration),
+    /// The daemon started again on this journal: nothing was read while it was away.
+    Restarted,
     /// An operator command given to the core.
     Command(BoardCommand),
     /// What the core committed (a move, a correction, a new game …), as one line.
@@ -87,6 +89,7 @@ pub fn encode(entry: &Entry) -> String {
         Record::Message(message) => format!("{micros} m {}", hex(&message.encode())),
         Record::Tick => format!("{micros} t"),
         Record::LinkLost(heard) => format!("{micros} l {}", heard.as_micros()),
+        Record::Restarted => format!("{micros} r"),
         Record::Command(command) => {
             let json = serde_json::to_string(&CommandRecord::from(command))
                 .unwrap_or_else(|_| "{}".into());
@@ -174,6 +177,7 @@ fn parse_line(line: &[u8], number: usize) -> Result<Option<Entry>, String> {
         "l" => Record::LinkLost(Duration::from_micros(
             payload.parse().map_err(|_| "bad link-lost time")?,
         )),
+        "r" => Record::Restarted,
         "c" => {
             let command: CommandRecord =
                 serde_json::from_str(payload).map_err(|e| format!("bad command: {e}"))?;
@@ -315,6 +319,10 @@ mod tests {
             Entry {
                 at: at(280),
                 record: Record::LinkLost(at(25)),
+            },
+            Entry {
+                at: at(290),
+                record: Record::Restarted,
             },
             Entry {
                 at: at(270),

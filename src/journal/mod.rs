@@ -114,13 +114,19 @@ impl JournaledCore {
         } else {
             micros(rebuilt.last_at + opened.idle + Duration::from_millis(1))
         };
-        JournaledCore {
+        let records = opened.records;
+        let mut restored = JournaledCore {
             core: rebuilt.core,
             journal: Some(opened.file),
             events: VecDeque::new(),
             offset,
             board,
+        };
+        if records > 0 {
+            // Journalled like any input, so a later restore replays it in its place.
+            let _ = restored.input(offset, Record::Restarted);
         }
+        restored
     }
 
     /// The mirror.
@@ -262,6 +268,10 @@ pub fn feed(
         Record::Command(command) => core.apply(command.clone()).map(|()| true),
         Record::LinkLost(heard) => {
             core.link_lost(*heard);
+            Ok(false)
+        }
+        Record::Restarted => {
+            core.restarted();
             Ok(false)
         }
         Record::Committed(_) => Ok(false),

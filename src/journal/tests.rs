@@ -195,3 +195,37 @@ fn replay_reports_a_journal_it_does_not_reproduce() {
     assert!(path.exists());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_restored_occupancy_board_holds_no_piece_through_the_downtime() {
+    let dir = scratch("held-through-restart");
+    let config = EngineConfig {
+        occupancy_only: true,
+        ..EngineConfig::default()
+    };
+    let open = || JournaledCore::open(config.clone(), Some(&dir), 1, Path::new(PORT));
+    let mut core = open();
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    for (from, to) in [("e2", "e4"), ("d7", "d5")] {
+        hand.play(&mut core, from, to);
+    }
+    // The e-pawn lifted (exd5 swapped within a scan would look the same), then a crash.
+    hand.set(&mut core, "e4", 0);
+    hand.now += Duration::from_secs(1);
+    hand.run_timers(&mut core);
+    assert!(core.next_deadline().is_some(), "the hold window runs");
+    drop(core);
+
+    // The new daemon waits longer than the hold window for the port: nothing was read
+    // meanwhile, so the piece was not seen held and no capture is made up.
+    let mut core = open();
+    core.tick(config.hold * 2);
+    assert_eq!(moves(&core), ["e4", "d5"]);
+    drop(core);
+    assert_eq!(
+        moves(&open()),
+        ["e4", "d5"],
+        "the restart is journalled in its place"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
