@@ -32,8 +32,9 @@ pub(super) struct Search<'a> {
     /// When set, the codes read on each square (a bit per code): only moves whose piece
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
-    /// When set, only moves whose squares are all in it are tried (but where a pawn's
-    /// push from its start rank lands: see `seen_whole`).
+    /// When set, only moves whose squares are all in it are tried, but for where a pawn
+    /// taken within a scan may have stood (where a push from its start rank lands, the
+    /// pawn an en passant capture takes: see `unread_victims`, `seen_whole`).
     pub(super) within: Option<Bitboard>,
     pub(super) nodes: &'a mut usize,
     /// On an occupancy-only board, the squares empty where the search starts and read
@@ -162,8 +163,12 @@ impl Search<'_> {
                 continue;
             }
             if let Some(within) = self.within {
-                let push = start_push(mv).map_or(Bitboard::EMPTY, |_| Bitboard::from(mv.to()));
-                if (move_squares(mv, pos.turn()) & !within & !push).any() {
+                let victim = match mv {
+                    Move::EnPassant { .. } => capture_square(mv),
+                    _ => start_push(mv).map(|_| mv.to()),
+                };
+                let unread = victim.map_or(Bitboard::EMPTY, Bitboard::from);
+                if (move_squares(mv, pos.turn()) & !within & !unread).any() {
                     *self.nodes += 1;
                     continue;
                 }

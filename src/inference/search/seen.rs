@@ -11,8 +11,8 @@ use super::{Evidence, MAX_COUNTED, MAX_NODES, Sequence};
 use crate::inference::codes::Codes;
 
 /// The explanations of `plies` moves (none shorter exists) among moves whose squares
-/// were all seen to change (a pawn's push from its start rank may land unseen: taken
-/// within a scan, see `unread_victims`), when that search ends before its budget and the
+/// were all seen to change (but where a pawn taken within a scan may have stood, see
+/// `Search::within`), when that search ends before its budget and the
 /// one it prefers is complete, seen whole and shows each piece it moves and captures
 /// where it was captured, and one of them shows each piece the board read standing
 /// (see `Deeper::shown`). Every explanation the full search could add changes a square
