@@ -32,6 +32,10 @@ pub(super) struct Search<'a> {
     /// When set, the codes read on each square (a bit per code): only moves whose piece
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
+    /// When set, only moves whose squares are all in it are tried, but for where a pawn
+    /// taken within a scan may have stood (where a push from its start rank lands, the
+    /// pawn an en passant capture takes: see `unread_victims`, `seen_whole`).
+    pub(super) within: Option<Bitboard>,
     pub(super) nodes: &'a mut usize,
     /// On an occupancy-only board, the squares empty where the search starts and read
     /// filling since the board last showed that position (see `fills_covered`): set at
@@ -60,6 +64,7 @@ impl<'a> Search<'a> {
             seek_whole: false,
             collect_whole: false,
             placed: None,
+            within: None,
             nodes,
             fills_read: Bitboard::EMPTY,
         }
@@ -156,6 +161,17 @@ impl Search<'_> {
                 || self.hypothesis.get(path.len()).is_some_and(|&h| h != mv)
             {
                 continue;
+            }
+            if let Some(within) = self.within {
+                let victim = match mv {
+                    Move::EnPassant { .. } => capture_square(mv),
+                    _ => start_push(mv).map(|_| mv.to()),
+                };
+                let unread = victim.map_or(Bitboard::EMPTY, Bitboard::from);
+                if (move_squares(mv, pos.turn()) & !within & !unread).any() {
+                    *self.nodes += 1;
+                    continue;
+                }
             }
             // On an occupancy-only board only a piece seen leaving its square can move,
             // after the previous move's piece left and landed (or was placed and taken

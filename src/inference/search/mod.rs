@@ -14,6 +14,7 @@ mod dfs;
 mod evidence;
 mod fresh;
 mod moves;
+mod seen;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +27,7 @@ use self::choice::{choose, choose_between, prefer};
 use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
 use self::fresh::SinceLost;
+use self::seen::seen_whole;
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
 
@@ -134,6 +136,7 @@ struct Step {
 }
 
 /// One sequence that explains the board.
+#[derive(Clone)]
 struct Sequence {
     moves: Vec<Move>,
     complete: bool,
@@ -263,14 +266,23 @@ pub(crate) fn explain(
             // So are those found at the first depth that has any: a board the
             // recorded position explains is no evidence that its last move must be
             // replaced (the correction the caller tries after nothing).
-            if !occupancy_only {
-                if weak.is_some() && found.iter().any(whole) {
-                    found.retain(whole);
-                } else if weak.is_none() && !found.is_empty() {
-                    prefer(&mut found);
-                } else {
-                    break;
+            // Unless the moves on squares seen to change alone explain it whole, as
+            // none the search did not reach would (see `seen_whole`).
+            if occupancy_only {
+                break;
+            }
+            let mut cut = true;
+            if weak.is_some() && found.iter().any(whole) {
+                found.retain(whole);
+            } else if weak.is_none() && !found.is_empty() {
+                match seen_whole(start, &codes, target, evidence, skip_first, plies) {
+                    Some(seen) => (found, cut) = (seen, false),
+                    None => prefer(&mut found),
                 }
+            } else {
+                break;
+            }
+            if cut {
                 return Explanation::Ambiguous {
                     plies,
                     sequences: found.into_iter().map(|s| s.moves).collect(),
@@ -278,7 +290,6 @@ pub(crate) fn explain(
                     unread_tail: false,
                 };
             }
-            break;
         }
         if occupancy_only {
             match strained.take() {

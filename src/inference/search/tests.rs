@@ -255,6 +255,59 @@ fn a_search_cut_after_finding_explanations_reports_them() {
     }
 }
 
+/// The same board, read as it was made: the squares of the three moves seen to change,
+/// the knight read on c5 before its capture. The cut search is done again over moves on
+/// those squares; the three moves explain the board whole there, and any sequence the
+/// cut left out changes a square never seen to change: they are recorded.
+#[test]
+fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
+    use crate::inference::codes::piece_code;
+    use crate::inference::history::Change;
+    use shakmaty::{CastlingMode, Color, Role, fen::Fen};
+    let fen: Fen = "r3k2r/1pqn1ppp/p1pb1nb1/3pp1B1/P6N/1N1P2P1/1PPQPPBP/R4RK1 b kq - 0 11"
+        .parse()
+        .unwrap();
+    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    let target = from_board(after(&start, &["Nc5", "Nxc5", "Bxc5"]).board(), false);
+    let ms = Duration::from_millis;
+    let (knight, white_knight, bishop) = (
+        piece_code(Role::Knight.of(Color::Black)),
+        piece_code(Role::Knight.of(Color::White)),
+        piece_code(Role::Bishop.of(Color::Black)),
+    );
+    let mut history = History::default();
+    for (at, square, code, was) in [
+        (ms(1000), Square::D7, EMPTY, knight),
+        (ms(1000), Square::C5, knight, EMPTY),
+        (ms(1500), Square::B3, EMPTY, white_knight),
+        (ms(1500), Square::C5, white_knight, knight),
+        (ms(2000), Square::D6, EMPTY, bishop),
+        (ms(2000), Square::C5, bishop, white_knight),
+    ] {
+        let occupied = code != EMPTY;
+        history.push(Change {
+            at,
+            square,
+            occupied,
+            code,
+            was,
+        });
+    }
+    let seen = [Square::D7, Square::C5, Square::B3, Square::D6]
+        .into_iter()
+        .collect();
+    let evidence = evidence(&NO_ORDER, seen, &history);
+    match explain(&start, &target, evidence, false, 4, None) {
+        Explanation::Found {
+            moves, complete, ..
+        } => {
+            let truth = ucis(&after_moves(&start, &["Nc5", "Nxc5", "Bxc5"]));
+            assert_eq!((ucis(&moves), complete), (truth, true));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// A pawn's one step taken at once by a pawn and its two steps taken en passant end alike:
 /// the pawn read standing on the one step's square (longer than a scan) decides for the
 /// step; read there for less (what two steps sliding across it leave too), it does not.
