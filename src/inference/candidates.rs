@@ -68,6 +68,11 @@ pub(crate) enum Match {
 #[derive(Clone, Debug)]
 pub(crate) struct Candidates {
     list: Vec<Slot>,
+    /// Every square of the moves of `list` (recomputed with it in `rebuild`, its only
+    /// writer): a board differing from `expected` elsewhere shows none of them, nor is
+    /// part-way to one, so most boards (the other side's piece in the hand) skip the
+    /// list without a look at each move.
+    reach: Bitboard,
     /// The board the moves of `list` are played on (their base and what they differ from).
     expected: Codes,
     occupancy_only: bool,
@@ -96,6 +101,7 @@ impl Default for Candidates {
     fn default() -> Self {
         Candidates {
             list: Vec::new(),
+            reach: Bitboard::EMPTY,
             expected: [EMPTY; 64],
             occupancy_only: false,
             other_turn: None,
@@ -162,16 +168,23 @@ impl Previous {
     }
 }
 
-/// Adds the slots of `moves` played from `pos`, their candidates not built yet.
-fn slots(list: &mut Vec<Slot>, (pos, moves): (&Chess, &[Move]), origin: Origin) {
+/// Adds the slots of `moves` played from `pos`, their candidates not built yet; returns
+/// every square of those moves.
+fn slots(list: &mut Vec<Slot>, (pos, moves): (&Chess, &[Move]), origin: Origin) -> Bitboard {
     let mover = pos.turn();
-    list.extend(moves.iter().map(|&mv| Slot {
-        origin,
-        mv,
-        mover,
-        squares: move_squares(mv, mover),
-        candidate: OnceCell::new(),
+    let mut reach = Bitboard::EMPTY;
+    list.extend(moves.iter().map(|&mv| {
+        let squares = move_squares(mv, mover);
+        reach |= squares;
+        Slot {
+            origin,
+            mv,
+            mover,
+            squares,
+            candidate: OnceCell::new(),
+        }
     }));
+    reach
 }
 
 /// Adds the candidates of `moves` played from `pos` (whose codes are `base`), as they
@@ -296,11 +309,12 @@ impl Candidates {
         });
         let list = &mut self.list;
         list.clear();
+        self.reach = Bitboard::EMPTY;
         if !frozen {
-            slots(list, current, Origin::Current);
+            self.reach |= slots(list, current, Origin::Current);
         }
         if let Some(pos) = &other_turn {
-            slots(list, (pos, &pos.legal_moves()), Origin::OtherTurn);
+            self.reach |= slots(list, (pos, &pos.legal_moves()), Origin::OtherTurn);
         }
         self.listed = (!frozen && other_turn.is_none()).then(|| current.0.clone());
         self.expected = *expected;
@@ -328,8 +342,12 @@ impl Candidates {
     /// `changed`: a move's board differs only on its squares, and (`whole`) on at
     /// least one, the square it leaves.
     fn current(&self, changed: Bitboard, whole: bool) -> impl Iterator<Item = (usize, &Candidate)> {
-        self.list
-            .iter()
+        let list = if (changed & !self.reach).is_empty() {
+            &self.list[..]
+        } else {
+            &[]
+        };
+        list.iter()
             .enumerate()
             .filter(move |(_, s)| (changed & !s.squares).is_empty() && (changed.any() || !whole))
             .map(|(i, s)| (i, self.built(s)))
@@ -424,13 +442,17 @@ impl Candidates {
                         || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
                 })
         };
-        let current: Vec<usize> = self
+        let mut current = self
             .current(changed, false)
             .filter(|(_, c)| fits(c))
-            .map(|(i, _)| i)
-            .collect();
-        if !current.is_empty() {
-            return current;
+            .map(|(i, _)| i);
+        if let Some(first) = current.next() {
+            // Room for every move at once (a piece in the hand fits each of its moves):
+            // one allocation, not one per doubling.
+            let mut list = Vec::with_capacity(self.list.len());
+            list.push(first);
+            list.extend(current);
+            return list;
         }
         self.corrections(changed, false)
             .filter(|(_, c)| fits(c))
