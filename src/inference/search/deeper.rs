@@ -1,7 +1,7 @@
 //! Searching deeper than a shorter explanation that leaves a piece the board read
 //! standing off every position it passes through.
 
-use shakmaty::{Chess, Move, Position, Role, Square};
+use shakmaty::{Chess, Move, Position, Rank, Role, Square};
 
 use super::choice::choose;
 use super::dfs::Search;
@@ -88,8 +88,8 @@ impl<'a> Deeper<'a> {
     /// of the fewest moves in `depths` that do, are seen whole (every square seen to
     /// change, in the order of the lifts, promoted pieces read) and complete if
     /// `complete` (the shorter one was), among moves whose piece was read on its
-    /// destination, or taken there by a piece read standing (few, so the search stays
-    /// cheap). `None` when there is none, or the search was cut (it cannot tell them
+    /// destination, or taken there (or en passant) by a piece read standing (few, so
+    /// the search stays cheap). `None` when there is none, or the search was cut (it cannot tell them
     /// from the rest).
     pub(super) fn search(
         &self,
@@ -102,15 +102,27 @@ impl<'a> Deeper<'a> {
         if !self.overlooked(shorter) {
             return None;
         }
-        let mut placed = self.evidence.history.codes_read(self.evidence.start);
+        let read = self.evidence.history.codes_read(self.evidence.start);
+        let mut placed = read;
         // A piece read standing there may have landed by taking one never read there
         // (Qe4+ Qxe4, the white queen taken before a scan read it): moves of the other
-        // side to its square are tried too.
+        // side to its square are tried too; for a pawn on the square it would take en
+        // passant to, where no pawn of the other side was read, the two steps beside it
+        // as well (b4 axb3 as much as b3 axb3).
         for &(square, code) in &self.stood {
-            if let Some(piece) = code_piece(code) {
-                for role in Role::ALL {
-                    placed[square.to_usize()] |= 1 << piece_code(role.of(!piece.color));
-                }
+            let Some(piece) = code_piece(code) else {
+                continue;
+            };
+            for role in Role::ALL {
+                placed[square.to_usize()] |= 1 << piece_code(role.of(!piece.color));
+            }
+            let pawn = 1 << piece_code(Role::Pawn.of(!piece.color));
+            if piece.role == Role::Pawn
+                && square.rank() == piece.color.relative_rank(Rank::Sixth)
+                && read[square.to_usize()] & pawn == 0
+                && let Some(pushed) = square.offset(piece.color.fold_wb(-8, 8))
+            {
+                placed[pushed.to_usize()] |= pawn;
             }
         }
         for plies in depths {
