@@ -1,12 +1,12 @@
 //! Searching deeper than a shorter explanation that leaves a piece the board read
 //! standing off every position it passes through.
 
-use shakmaty::{Chess, Move, Position, Square};
+use shakmaty::{Chess, Move, Position, Rank, Role, Square};
 
 use super::choice::choose;
 use super::dfs::Search;
 use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, Sequence};
-use crate::inference::codes::{Codes, move_effect};
+use crate::inference::codes::{Codes, code_piece, move_effect, piece_code};
 
 /// Whether each piece the board read since the evidence's start and replaced since
 /// stood on its square in the position `moves` start from or in one they lead to.
@@ -88,8 +88,9 @@ impl<'a> Deeper<'a> {
     /// of the fewest moves in `depths` that do, are seen whole (every square seen to
     /// change, in the order of the lifts, promoted pieces read) and complete if
     /// `complete` (the shorter one was), among moves whose piece was read on its
-    /// destination (few, so the search stays cheap). `None` when there is none, or the
-    /// search was cut (it cannot tell them from the rest).
+    /// destination, or taken there (or en passant) by a piece read standing (few, so
+    /// the search stays cheap). `None` when there is none, or the search was cut (it cannot tell them
+    /// from the rest).
     pub(super) fn search(
         &self,
         shorter: &[&Sequence],
@@ -101,7 +102,29 @@ impl<'a> Deeper<'a> {
         if !self.overlooked(shorter) {
             return None;
         }
-        let placed = self.evidence.history.codes_read(self.evidence.start);
+        let read = self.evidence.history.codes_read(self.evidence.start);
+        let mut placed = read;
+        // A piece read standing there may have landed by taking one never read there
+        // (Qe4+ Qxe4, the white queen taken before a scan read it): moves of the other
+        // side to its square are tried too; for a pawn on the square it would take en
+        // passant to, where no pawn of the other side was read, the two steps beside it
+        // as well (b4 axb3 as much as b3 axb3).
+        for &(square, code) in &self.stood {
+            let Some(piece) = code_piece(code) else {
+                continue;
+            };
+            for role in Role::ALL {
+                placed[square.to_usize()] |= 1 << piece_code(role.of(!piece.color));
+            }
+            let pawn = 1 << piece_code(Role::Pawn.of(!piece.color));
+            if piece.role == Role::Pawn
+                && square.rank() == piece.color.relative_rank(Rank::Sixth)
+                && read[square.to_usize()] & pawn == 0
+                && let Some(pushed) = square.offset(piece.color.fold_wb(-8, 8))
+            {
+                placed[pushed.to_usize()] |= pawn;
+            }
+        }
         for plies in depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(plies);
