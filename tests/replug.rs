@@ -31,13 +31,13 @@ pub fn sans(script: &Script) -> Vec<String> {
         .collect()
 }
 
-/// A board playing `OPENING` at double speed that unplugs after `ply` for `gap`; the
-/// daemon is to open `link`.
-fn board(link: &Path, ply: u32, gap: Duration) -> (PtyBoard, Script) {
+/// A board playing `OPENING` at `speed` that unplugs after `ply` for `gap`; the daemon
+/// is to open `link`.
+fn board(link: &Path, ply: u32, gap: Duration, speed: f64) -> (PtyBoard, Script) {
     let script = Script::from_fen_and_san(None, &OPENING).expect("opening");
     let config = SimConfig {
         seed: 7,
-        speed: 2.0,
+        speed,
         ..SimConfig::default()
     };
     let plug = Plug {
@@ -82,7 +82,11 @@ fn moves_while_unplugged(board: &PtyBoard, status: &Path) -> usize {
 fn moves_made_while_unplugged_are_recovered() {
     let dir = scratch("replug");
     let (link, status) = (dir.join("board"), dir.join("status.json"));
-    let (board, script) = board(&link, 6, Duration::from_millis(1000));
+    // At a human pace: a move's last event a settle window before the next one's first,
+    // as the engine's guarantee has it. At double speed the players' 220 ms steps after
+    // the replug leave the board unsettled until more moves than the search reaches are
+    // on it (seen once in CI: a6 Ba4 Nf6 O-O Be7 Re1 before the board rested).
+    let (board, script) = board(&link, 6, Duration::from_millis(2000), 1.0);
     let recordings = dir.join("rec");
     let mut daemon = daemon(&link, &status, &["--record", path_str(&recordings)]);
     let unplugged = wait_for(board.plug_events(), Duration::from_secs(60));
@@ -151,7 +155,7 @@ fn path_str(path: &Path) -> &str {
 fn more_moves_than_the_search_reaches_leave_the_board_irregular() {
     let dir = scratch("replug-irregular");
     let (link, status) = (dir.join("board"), dir.join("status.json"));
-    let (board, _) = board(&link, 4, Duration::from_millis(6000));
+    let (board, _) = board(&link, 4, Duration::from_millis(6000), 2.0);
     let mut daemon = daemon(&link, &status, &["--search-plies", "1"]);
     assert_eq!(
         wait_for(board.plug_events(), Duration::from_secs(60)),
