@@ -133,10 +133,9 @@ fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
     }
     let mut connections: Vec<Vec<recording::Entry>> = Vec::new();
     for (file, text) in &texts {
-        if !text.starts_with(recording::HEADER) {
-            let what = "not a board's recording: several files replay as one board's \
-                        connections, in order (a journal or a bus line's recording replays \
-                        alone)";
+        if text.starts_with(journal::format::HEADER) || text.starts_with(recording::BUS_HEADER) {
+            let what = "a journal or a bus line's recording replays alone; several files \
+                        replay as one board's recordings, in order";
             return Err(failed(file, what.to_string()));
         }
         let entries = recording::parse(text).map_err(|e| failed(file, e.to_string()))?;

@@ -122,4 +122,13 @@ fn recordings_out_of_order_are_refused_by_name() {
         stderr.contains("in the order they were written"),
         "{stderr}"
     );
+    let bus = dir.join("bus.rec");
+    std::fs::write(&bus, "# boardcast bus recording v1\n10 > 42\n").unwrap();
+    let mixed = replay([&first, &bus]);
+    assert_eq!(mixed.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&mixed.stderr);
+    assert!(
+        stderr.contains("bus.rec") && stderr.contains("alone"),
+        "{stderr}"
+    );
 }
