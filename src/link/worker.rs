@@ -267,12 +267,7 @@ impl BoardWorker {
         if let Some(heard) = session.last_frame() {
             let now = self.now();
             self.core.link_lost(heard, now);
-            if let Some(recorder) = &mut self.recorder
-                && let Err(e) = recorder.link_lost(now, heard)
-            {
-                tracing::error!(board = self.status.id, "recording stopped: {e}");
-                self.recorder = None;
-            }
+            self.recording(|recorder| recorder.link_lost(now, heard));
         }
     }
 
@@ -351,10 +346,15 @@ impl BoardWorker {
         }
     }
 
-    /// Appends to the recording; a failing recording is stopped, never the board.
+    /// Appends a chunk of traffic to the recording.
     fn record(&mut self, at: Duration, direction: Direction, bytes: &[u8]) {
+        self.recording(|recorder| recorder.write(at, direction, bytes));
+    }
+
+    /// Writes to the recording, if one is on; a failing one is stopped, never the board.
+    fn recording(&mut self, write: impl FnOnce(&mut Recorder) -> std::io::Result<()>) {
         if let Some(recorder) = &mut self.recorder
-            && let Err(e) = recorder.write(at, direction, bytes)
+            && let Err(e) = write(recorder)
         {
             tracing::error!(board = self.status.id, "recording stopped: {e}");
             self.recorder = None;

@@ -314,14 +314,9 @@ impl BusWorker {
         }
     }
 
-    /// Appends to the recording; a failing recording is stopped, never the line.
+    /// Appends a chunk of traffic to the recording.
     fn record(&mut self, at: Duration, direction: Direction, bytes: &[u8]) {
-        if let Some(recorder) = &mut self.recorder
-            && let Err(e) = recorder.write(at, direction, bytes)
-        {
-            tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
-            self.recorder = None;
-        }
+        self.recording(|recorder| recorder.write(at, direction, bytes));
     }
 
     /// The port failed: every board that answered in this session is told when it was
@@ -336,19 +331,19 @@ impl BusWorker {
         }
         let now = self.now();
         let line_heard = heard.iter().map(|(_, at)| *at).max().unwrap_or(now);
-        if let Some(recorder) = &mut self.recorder
-            && let Err(e) = recorder.link_lost(now, line_heard)
-        {
-            tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
-            self.recorder = None;
-        }
+        self.recording(|recorder| recorder.link_lost(now, line_heard));
     }
 
     /// A comment in the recording, for whoever reads it.
     fn note(&mut self, text: &str) {
         let at = self.now();
+        self.recording(|recorder| recorder.note(at, text));
+    }
+
+    /// Writes to the recording, if one is on; a failing one is stopped, never the line.
+    fn recording(&mut self, write: impl FnOnce(&mut Recorder) -> std::io::Result<()>) {
         if let Some(recorder) = &mut self.recorder
-            && let Err(e) = recorder.note(at, text)
+            && let Err(e) = write(recorder)
         {
             tracing::error!(port = %self.spec.path.display(), "recording stopped: {e}");
             self.recorder = None;
