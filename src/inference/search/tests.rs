@@ -229,18 +229,25 @@ fn too_distant_boards_are_not_explained() {
     assert_eq!(run(&start, &target, &NO_ORDER), Explanation::Nothing);
 }
 
-/// A middlegame board three moves on (a knight's move, its capture, the recapture): the
-/// search spends its budget at three moves after finding the one that explains it. What
-/// it found is reported, not thrown away as nothing (the caller would then look for a
-/// correction of the last move, and record one that was never played).
-#[test]
-fn a_search_cut_after_finding_explanations_reports_them() {
+/// A middlegame position and the board three moves on (a knight's move, its capture,
+/// the recapture): three plies of every legal move pass the search's node budget.
+fn knight_exchange() -> (Chess, Codes) {
     use shakmaty::{CastlingMode, fen::Fen};
     let fen: Fen = "r3k2r/1pqn1ppp/p1pb1nb1/3pp1B1/P6N/1N1P2P1/1PPQPPBP/R4RK1 b kq - 0 11"
         .parse()
         .unwrap();
     let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
     let target = from_board(after(&start, &["Nc5", "Nxc5", "Bxc5"]).board(), false);
+    (start, target)
+}
+
+/// A middlegame board three moves on (a knight's move, its capture, the recapture): the
+/// search spends its budget at three moves after finding the one that explains it. What
+/// it found is reported, not thrown away as nothing (the caller would then look for a
+/// correction of the last move, and record one that was never played).
+#[test]
+fn a_search_cut_after_finding_explanations_reports_them() {
+    let (start, target) = knight_exchange();
     match run(&start, &target, &NO_ORDER) {
         Explanation::Ambiguous {
             sequences,
@@ -263,12 +270,8 @@ fn a_search_cut_after_finding_explanations_reports_them() {
 fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
     use crate::inference::codes::piece_code;
     use crate::inference::history::Change;
-    use shakmaty::{CastlingMode, Color, Role, fen::Fen};
-    let fen: Fen = "r3k2r/1pqn1ppp/p1pb1nb1/3pp1B1/P6N/1N1P2P1/1PPQPPBP/R4RK1 b kq - 0 11"
-        .parse()
-        .unwrap();
-    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
-    let target = from_board(after(&start, &["Nc5", "Nxc5", "Bxc5"]).board(), false);
+    use shakmaty::{Color, Role};
+    let (start, target) = knight_exchange();
     let ms = Duration::from_millis;
     let (knight, white_knight, bishop) = (
         piece_code(Role::Knight.of(Color::Black)),
