@@ -116,8 +116,10 @@ impl Variant {
             // read with its landing after a possible swap, the fewest unseen captures
             // preferred: 930, 926, 931 in rounds 0-2 (the lowest kept): 925 -> 926.
             // A piece read lifted for the hold window is its one capture (a game's last
-            // move swapped within a scan): 954, 947, 949: 926 -> 947.
-            Variant::Occupancy => 947,
+            // move swapped within a scan): 954, 947, 949: 926 -> 947. A lift read before
+            // the previous move landed, the square filled again since (a flicker), is
+            // not the move's: the next one is: 954, 948, 950: 947 -> 948.
+            Variant::Occupancy => 948,
         }
     }
 

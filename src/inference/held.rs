@@ -12,10 +12,11 @@ use super::engine::{Ambiguity, Engine, closed};
 
 impl Engine {
     /// When a board showing one piece of the side to move lifted, read unchanged since
-    /// (the link up all along) and analysed (reported pending), is judged: a piece held this long was put down, on
-    /// a square whose occupancy did not change, so it captured. Not while the link is
-    /// down (nothing is read), after lost updates, with an ambiguity or unconfirmed
-    /// moves open (the search and the arbiter decide those), nor once judged.
+    /// (the link up all along) and analysed (reported pending), is judged: a piece held
+    /// this long was put down, on a square whose occupancy did not change, so it
+    /// captured. Not while the link is down (nothing is read), after lost updates, with
+    /// an ambiguity or unconfirmed moves open (the search and the arbiter decide those),
+    /// nor once judged.
     pub(super) fn hold_deadline(&self) -> Option<Duration> {
         let lifted = self
             .diff

@@ -184,10 +184,15 @@ impl Search<'_> {
                 };
                 match path.last() {
                     Some(s) if !self.landed_by(s, t, scan) => {
-                        if !self.taken_unseen(s, mv, t) {
+                        if self.taken_unseen(s, mv, t) {
+                            (t, true)
+                        } else if let Some(t) =
+                            self.lifted_again(mv, t, |t| self.landed_by(s, t, scan))
+                        {
+                            (t, false)
+                        } else {
                             continue;
                         }
-                        (t, true)
                     }
                     _ => (t, false),
                 }

@@ -322,6 +322,31 @@ impl Search<'_> {
         }
     }
 
+    /// On an occupancy-only board, the first lift of `mv`'s piece after `first` (its
+    /// square filled again between) after which `landed` holds: a square read empty and
+    /// filled again before the previous move landed was a flicker or the piece touched
+    /// and put back, not the move's lift (g7 misread empty in the scan that reads Nf5
+    /// lifted, then g6). Not castling: its two squares decide its lift together.
+    pub(super) fn lifted_again(
+        &self,
+        mv: Move,
+        first: Duration,
+        landed: impl Fn(Duration) -> bool,
+    ) -> Option<Duration> {
+        if matches!(mv, Move::Castle { .. }) {
+            return None;
+        }
+        let (from, history) = (mv.from()?, self.evidence.history);
+        let mut lift = first;
+        while let Some(next) = history.left(from, lift + Duration::from_nanos(1)) {
+            if landed(next) {
+                return Some(next);
+            }
+            lift = next;
+        }
+        None
+    }
+
     /// Whether each promoted piece was read on its promotion square since the sequence
     /// began as no wrong code is (see `History::placed`): when a fast reply captured
     /// it, that reading is the only evidence of the piece chosen, and it must then be
