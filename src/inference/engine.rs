@@ -788,14 +788,14 @@ impl Engine {
             occupancy,
         );
         self.diff = diff(&self.observed, &self.expected);
-        for sq in Square::ALL {
+        // Only the few squares that differ keep (or start) a time: a fresh array and a
+        // walk over them, not a test of all 64 squares after every move.
+        let mut since: Since = [None; 64];
+        for sq in self.diff {
             let i = sq.to_usize();
-            if !self.diff.contains(sq) {
-                self.since[i] = None;
-            } else if self.since[i].is_none() {
-                self.since[i] = Some(self.last_change);
-            }
+            since[i] = self.since[i].or(Some(self.last_change));
         }
+        self.since = since;
         // The board may already show the next move complete (it was made while this one
         // waited out its window).
         self.tentative = match self.find_move(&self.candidates) {
