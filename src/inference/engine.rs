@@ -12,7 +12,6 @@
 //! *correction* while the opponent has not moved, so the mainline is always what the
 //! board shows. Boards that match no single move are analysed once they are stable
 //! (see `analysis`): new game, orientation, takeback, missed moves, pending, irregular.
-//! After lost updates a piece lifted does not end that rest (see `rest_from`).
 //!
 //! Per observation the work is a 64-byte remap and compare plus one mask compare per
 //! candidate move; move generation happens once per recorded move.
@@ -122,8 +121,6 @@ pub struct Engine {
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
     pub(super) last_change: Duration,
-    /// When the board last changed other than by pieces being lifted (see `rest_from`).
-    pub(super) last_set: Duration,
     pub(super) analysed: bool,
     /// The side to move is decided by the first move (set-up and re-anchored positions).
     pub(super) turn_open: bool,
@@ -192,7 +189,6 @@ impl Engine {
             candidates: Candidates::default(),
             tentative: None,
             last_change: Duration::ZERO,
-            last_set: Duration::ZERO,
             analysed: true,
             turn_open: false,
             first_lift: FirstLift::NotYet,
@@ -252,7 +248,7 @@ impl Engine {
         let settle = match self.tentative {
             Some(t) => Some(t.since + self.config.settle),
             None if !self.analysed && self.diff.any() => {
-                Some(self.rest_from() + self.config.settle)
+                Some(self.last_change + self.config.settle)
             }
             None => None,
         };
@@ -281,7 +277,7 @@ impl Engine {
             if self.tentative.is_none()
                 && !self.analysed
                 && self.diff.any()
-                && now >= self.rest_from() + self.config.settle
+                && now >= self.last_change + self.config.settle
             {
                 self.analysed = true;
                 self.analyse();
@@ -298,24 +294,6 @@ impl Engine {
             self.irregular_since = None;
             // A board that cannot be accepted simply stays irregular.
             let _ = self.accept_board();
-        }
-    }
-
-    /// Since when the board has rested, for its analysis. After lost updates on a board
-    /// that reads pieces, a piece lifted since does not end the rest: players who go on
-    /// at once after a replug (blitz) leave the board never resting while the moves made
-    /// meanwhile and since grow past the search, but a piece lifted with the rest of the
-    /// board unchanged for the settle window shows the position before it whole, a move
-    /// in progress after it (which is recorded only when read under way since the fresh
-    /// read, see `search::choose`). Only what rested is recorded: the lifted pieces are
-    /// the search's move in progress, as for a piece held that long. Not while an
-    /// ambiguity is open: its sequences are what the boards that follow decide (see
-    /// `Engine::carried`), each weighed whole at rest.
-    fn rest_from(&self) -> Duration {
-        let early = self.lost_updates && !self.config.occupancy_only && self.ambiguity.is_none();
-        match early {
-            true => self.last_set,
-            false => self.last_change,
         }
     }
 
@@ -389,12 +367,6 @@ impl Engine {
             } else if self.since[i].is_none() {
                 self.since[i] = Some(now);
             }
-        }
-        if diff(&board, &self.observed)
-            .into_iter()
-            .any(|sq| board[sq.to_usize()] != EMPTY)
-        {
-            self.last_set = now;
         }
         let kept = self.tentative.filter(|t| {
             self.opponent_started(t.index, &board) && !self.reply_may_have_landed(t, &board, now)

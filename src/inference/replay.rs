@@ -87,7 +87,6 @@ impl Engine {
         self.previous_anchor = self.anchor.min(at);
         self.anchor = at;
         self.last_change = at;
-        self.last_set = at;
         self.analysed = true;
         self.tentative = None;
         self.first_lift = FirstLift::NotYet;
