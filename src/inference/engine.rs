@@ -416,11 +416,13 @@ impl Engine {
     /// leaves the same board as its piece still in the hand, or as another capture by
     /// the same piece: it is only the move made when its target square was seen to be
     /// occupied again after the piece was lifted (the capturing piece landing).
-    /// A correction is not taken once the reply was read (see `replied`).
+    /// A correction is not taken once the reply was read (see `replied`), nor of a move
+    /// still unconfirmed (see `corrects_unconfirmed`).
     pub(super) fn find_move(&self, candidates: &Candidates) -> Match {
         candidates.find(&self.observed, self.diff, |c| {
             self.landed(c)
-                && (c.origin != Origin::Correction || !self.replied() && !self.answered())
+                && (c.origin != Origin::Correction
+                    || !self.replied() && !self.answered() && !self.corrects_unconfirmed())
         })
     }
 

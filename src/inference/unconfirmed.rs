@@ -97,6 +97,20 @@ impl Engine {
         true
     }
 
+    /// Whether a correction of the last move, read live since it was recorded from a board
+    /// read after lost updates, would replace a move still unconfirmed. Such a correction
+    /// is a move of the side the record says is not to move, as likely the other
+    /// parity's move read live (Bc4 Ba4 recorded for Bd3 Ba4 Bc4, then the bishop on a4
+    /// read going to d7: not Bd7 in place of Ba4, which leaves the bishop read standing
+    /// on a4 out); it is left to the analysis, which withdraws the unconfirmed moves
+    /// (see `contradicted`). Occupancy-only boards cannot show whose piece moved.
+    pub(super) fn corrects_unconfirmed(&self) -> bool {
+        self.unconfirmed
+            .is_some_and(|u| self.record.ply_count() > u.ply)
+            && !self.config.occupancy_only
+            && !self.lost_updates
+    }
+
     /// Whether the board shows a position of the game from before the last move while
     /// moves recorded from a board read after lost updates are unconfirmed: the moves
     /// read since brought back an earlier position, which their other parity explains
