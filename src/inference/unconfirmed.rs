@@ -64,24 +64,12 @@ impl Engine {
         if self.config.occupancy_only || self.turn_open || self.lost_updates {
             return false;
         }
-        let pos = self.record.position().clone();
-        let Ok(other) = pos.clone().swap_turn() else {
-            return false;
-        };
-        let depth = self.config.max_search_plies;
-        let at = unconfirmed.at;
-        let by_other = explain(&other, &self.observed, self.evidence(), false, depth, None);
-        let Explanation::Found {
-            moves,
-            complete: true,
-            ..
-        } = by_other
-        else {
-            return false;
-        };
-        if !self.read_since(at, &other, &moves) {
+        if !self.explained_by_other_parity(unconfirmed.at) {
             return false;
         }
+        let pos = self.record.position().clone();
+        let depth = self.config.max_search_plies;
+        let at = unconfirmed.at;
         let own = explain(&pos, &self.observed, self.evidence(), false, depth, None);
         let explains = match own {
             Explanation::Nothing => false,
@@ -97,18 +85,39 @@ impl Engine {
         true
     }
 
+    /// Whether the board is explained completely by moves of the side the record says is
+    /// not to move, every square they change read changing after `at`.
+    fn explained_by_other_parity(&self, at: Duration) -> bool {
+        let Ok(other) = self.record.position().clone().swap_turn() else {
+            return false;
+        };
+        let depth = self.config.max_search_plies;
+        match explain(&other, &self.observed, self.evidence(), false, depth, None) {
+            Explanation::Found {
+                moves,
+                complete: true,
+                ..
+            } => self.read_since(at, &other, &moves),
+            _ => false,
+        }
+    }
+
     /// Whether a correction of the last move, read live since it was recorded from a board
-    /// read after lost updates, would replace a move still unconfirmed. Such a correction
-    /// is a move of the side the record says is not to move, as likely the other
-    /// parity's move read live (Bc4 Ba4 recorded for Bd3 Ba4 Bc4, then the bishop on a4
-    /// read going to d7: not Bd7 in place of Ba4, which leaves the bishop read standing
-    /// on a4 out); it is left to the analysis, which withdraws the unconfirmed moves
-    /// (see `contradicted`). Occupancy-only boards cannot show whose piece moved.
+    /// read after lost updates, would replace a move still unconfirmed while the side the
+    /// record says is not to move explains the board as well. Such a correction is as
+    /// likely the other parity's move read live (Bc4 Ba4 recorded for Bd3 Ba4 Bc4, then
+    /// the bishop on a4 read going to d7: not Bd7 in place of Ba4, which leaves the
+    /// bishop read standing on a4 out); it is left to the analysis, which withdraws the
+    /// unconfirmed moves (see `contradicted`). A correction the other parity cannot
+    /// explain (e5 read going on to e6, Black's pawn unable to go back) is the same
+    /// side's and taken. Occupancy-only boards cannot show whose piece moved.
     pub(super) fn corrects_unconfirmed(&self) -> bool {
-        self.unconfirmed
-            .is_some_and(|u| self.record.ply_count() > u.ply)
-            && !self.config.occupancy_only
-            && !self.lost_updates
+        self.unconfirmed.is_some_and(|u| {
+            self.record.ply_count() > u.ply
+                && !self.lost_updates
+                && !self.config.occupancy_only
+                && self.explained_by_other_parity(u.at)
+        })
     }
 
     /// Whether the board shows a position of the game from before the last move while
