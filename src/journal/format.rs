@@ -14,6 +14,7 @@
 //! * `m HEX`: a board message given to the core, as its wire frame;
 //! * `t`: the core's timer ran;
 //! * `l MICROS`: the link went down, last heard at that core time;
+//! * `r`: the daemon started again on this journal (nothing was read while it was away);
 //! * `c JSON`: an operator command given to the core;
 //! * `e TEXT`: a move or game change the core committed (a check for the replay; these
 //!   are the records that are fsync'd).
