@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use boardcast_protocol::RawBoard;
 use proptest::prelude::*;
-use shakmaty::{Chess, Piece, Position, Square};
+use shakmaty::{Chess, Position, Square};
 
 use super::codes::piece_code;
 use super::{Engine, EngineConfig, Event};
@@ -309,37 +309,4 @@ fn a_piece_held_past_the_hold_window_is_its_one_capture_but_not_while_the_link_i
     assert_eq!(engine.game().ply_count(), 2);
     engine.tick(read + hold);
     assert_eq!(engine.game().sans(), ["e4", "d5", "exd5"]);
-}
-
-/// As at the daemon's start, the first dump (the start position) is read as after lost
-/// updates; e4 and e5 land within one settle window, so the search records them
-/// unconfirmed. Black's pawn read going on to e6 is no move of White's parity (Black's
-/// pawn cannot go back): the same side's correction, taken.
-#[test]
-fn a_correction_the_other_parity_cannot_explain_replaces_an_unconfirmed_move() {
-    let mut engine = Engine::new(EngineConfig::default());
-    let mut board = raw(&Chess::default());
-    engine.updates_lost(ms(0), None);
-    engine.observe(&board, ms(0));
-    for (t, from, to, piece) in [
-        (100, Square::E2, Square::E4, Piece::from_char('P')),
-        (200, Square::E7, Square::E5, Piece::from_char('p')),
-    ] {
-        set(&mut board, from, 0);
-        engine.observe(&board, ms(t));
-        set(&mut board, to, piece_code(piece.unwrap()));
-        engine.observe(&board, ms(t + 50));
-    }
-    engine.tick(ms(1000));
-    assert_eq!(engine.game().sans(), ["e4", "e5"]);
-    set(&mut board, Square::E5, 0);
-    engine.observe(&board, ms(2000));
-    set(
-        &mut board,
-        Square::E6,
-        piece_code(Piece::from_char('p').unwrap()),
-    );
-    engine.observe(&board, ms(2100));
-    engine.tick(ms(3000));
-    assert_eq!(engine.game().sans(), ["e4", "e6"]);
 }
