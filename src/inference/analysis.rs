@@ -248,9 +248,14 @@ impl Engine {
         if self.repeated_unconfirmed() {
             return true;
         }
+        // After lost updates, an earlier position no moves within the search reach may
+        // as well have come back by more moves than it reaches (pieces gone away and
+        // back: Ba7 Bf7 Bb8 Be6 while nothing was read, the board of 32 plies before)
+        // as by a takeback: the moves read live are not retracted on that guess, the
+        // board is the arbiter's (who can enter the moves or accept it).
         match self.config.mode {
-            Mode::Casual => self.retract_to(ply),
-            Mode::Tournament => self.irregular(IrregularKind::Takeback),
+            Mode::Casual if !self.lost_updates => self.retract_to(ply),
+            _ => self.irregular(IrregularKind::Takeback),
         }
         true
     }
