@@ -108,6 +108,9 @@ pub struct BoardCore {
     now: Duration,
     /// When the link was last heard before it went down, until the next dump.
     heard: Option<Duration>,
+    /// When the link was last heard with the board resting on the last recorded move for
+    /// a settle window (see `rest_heard`): what a restart takes as last heard.
+    rest_heard: Option<Duration>,
 }
 
 impl BoardCore {
@@ -121,6 +124,7 @@ impl BoardCore {
             clock: ClockTracker::default(),
             now: Duration::ZERO,
             heard: None,
+            rest_heard: None,
         }
     }
 
@@ -176,10 +180,32 @@ impl BoardCore {
     }
 
     /// The daemon was away and this core was restored from its journal: nothing was read
-    /// meanwhile, as with a lost link, though when the board was last heard is not known
-    /// (the fresh dump that follows is read as after lost updates either way).
+    /// meanwhile, as with a lost link (the fresh dump that follows is read as after lost
+    /// updates). The board was last heard, as far as the journal knows, when a rest was
+    /// last heard (see `rest_heard`): a move read whole before the daemon went away is
+    /// then no slide cut off.
     pub fn restarted(&mut self) {
         self.engine.link_down();
+        if let Some(heard) = self.rest_heard {
+            self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
+        }
+    }
+
+    /// Whether hearing the link at `at` (any frame, a keep-alive answer too) tells
+    /// something not yet known: that the board's rest on the last recorded move was
+    /// read for a settle window. Only such hearings are worth journalling (see
+    /// `rest_heard`), about one a move.
+    pub fn wants_heard(&self, at: Duration) -> bool {
+        self.engine
+            .rest_read_at()
+            .is_some_and(|from| from <= at && self.rest_heard.is_none_or(|h| h < from))
+    }
+
+    /// The link heard the board at `at`, resting on the last recorded move for a settle
+    /// window (see `wants_heard`). Nothing changes until the daemon restarts: a lost
+    /// link tells itself when the board was last heard.
+    pub fn rest_heard(&mut self, at: Duration) {
+        self.rest_heard = Some(at);
     }
 
     /// Runs the engine's timers.
@@ -364,6 +390,37 @@ mod tests {
             })
             .collect();
         Message::BoardDump(RawBoard::from_text(&text).expect("board text"))
+    }
+
+    #[test]
+    fn a_restart_takes_the_last_rest_heard_as_when_the_board_was_last_heard() {
+        let mut core = BoardCore::new(EngineConfig::default());
+        let mut position = Chess::default();
+        core.on_message(&dump(&position), Duration::from_secs(1));
+        let mv = "e4"
+            .parse::<San>()
+            .expect("san")
+            .to_move(&position)
+            .expect("legal");
+        position.play_unchecked(mv);
+        core.on_message(&dump(&position), Duration::from_secs(2));
+        core.tick(Duration::from_secs(3));
+        assert_eq!(core.game_status().moves, ["e4"]);
+        assert!(
+            !core.wants_heard(Duration::from_secs(2)),
+            "e4 not yet rested"
+        );
+        let heard = Duration::from_secs(3);
+        assert!(core.wants_heard(heard));
+        core.rest_heard(heard);
+        assert!(
+            !core.wants_heard(heard + Duration::from_secs(1)),
+            "once a rest"
+        );
+        // The daemon went away: the dump read next is after lost updates, the board
+        // standing as read until then (e4 rested, read: no slide cut off).
+        core.restarted();
+        assert_eq!(core.heard, Some(heard));
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct SimulatedBoard {
     /// When the daemon last heard the board (a message, or the answer to its keep-alive
     /// probe, see [`KEEPALIVE`]), in simulated time.
     heard: Duration,
+    /// Since when the link has been up for the running daemon, in simulated time: its
+    /// keep-alive probes are answered from then on.
+    up_since: Duration,
     idle: u32,
 }
 
@@ -80,6 +83,7 @@ impl SimulatedBoard {
             opened: true,
             link_up: true,
             heard: now,
+            up_since: now,
             idle: 0,
         };
         board.open();
@@ -91,6 +95,9 @@ impl SimulatedBoard {
     pub fn replace_sim(&mut self, sim: Simulation) {
         self.sim = sim;
         self.decoder = Decoder::new();
+        if !self.link_up {
+            self.up_since = self.now;
+        }
         self.link_up = true;
         self.idle = 0;
         self.open();
@@ -131,12 +138,15 @@ impl SimulatedBoard {
     /// `downtime` as the time the journal was idle) opens the board afresh, its clock
     /// starting at zero.
     pub fn restart(&mut self, downtime: Duration, reopen: impl FnOnce(Duration) -> JournaledCore) {
+        // The answer to the last probe before the crash came in while the daemon ran.
+        self.hear_probe();
         drop(std::mem::replace(
             &mut self.core,
             JournaledCore::unjournaled(EngineConfig::default(), 0),
         ));
         self.core = reopen(downtime);
         self.started = self.now + downtime;
+        self.up_since = self.up_since.max(self.started);
         self.opened = false;
         self.decoder = Decoder::new();
     }
@@ -153,6 +163,22 @@ impl SimulatedBoard {
     /// The running daemon's clock.
     fn daemon_now(&self) -> Duration {
         self.now.saturating_sub(self.started)
+    }
+
+    /// The daemon's last keep-alive probe, if the board answered it (the link up since
+    /// before it), as the daemon hears it: so it hears a board at rest.
+    fn hear_probe(&mut self) {
+        if !self.link_up || !self.opened {
+            return;
+        }
+        let daemon_now = self.daemon_now();
+        let probe = KEEPALIVE.as_micros();
+        let probed = Duration::from_micros(
+            u64::try_from(daemon_now.as_micros() / probe * probe).unwrap_or(u64::MAX),
+        );
+        if probed + self.started >= self.up_since {
+            self.core.heard(probed, daemon_now);
+        }
     }
 
     /// When the daemon last heard the board before the link was last cut, in simulated
@@ -176,6 +202,9 @@ impl SimulatedBoard {
             self.heard = heard + self.started;
             self.core.link_lost(heard, daemon_now);
         }
+        if up && !self.link_up {
+            self.up_since = self.now;
+        }
         if up && !self.link_up && self.opened {
             self.decoder = Decoder::new();
             self.sim.receive(&Command::SendBoard.encode(), self.now);
@@ -195,6 +224,7 @@ impl SimulatedBoard {
                 self.open();
             }
         }
+        self.hear_probe();
         let bytes = self.sim.advance(now);
         if self.link_up && self.opened {
             self.decoder.feed(&bytes);
@@ -205,6 +235,8 @@ impl SimulatedBoard {
                 continue;
             };
             self.heard = now;
+            // Before the message changes the board: hearing it proves the rest before.
+            self.core.heard(daemon_now, daemon_now);
             let changed = self.core.on_message(&message, daemon_now);
             if self.core.mirror().is_complete()
                 && (changed || matches!(message, Message::BoardDump(_)))

@@ -243,6 +243,27 @@ impl Engine {
         self.events.pop_front()
     }
 
+    /// From when hearing the link proves that the last recorded move's rest was read (a
+    /// settle window after the board showed it), while the board has not changed since
+    /// it did; see `updates_lost`.
+    pub fn rest_read_at(&self) -> Option<Duration> {
+        self.resting_move_shown()
+            .map(|shown| shown + self.config.settle)
+    }
+
+    /// When the board first showed the last recorded move, if nothing was read since:
+    /// at its anchor, or, for a move the search recorded (the anchor stays), when its
+    /// piece landed.
+    fn resting_move_shown(&self) -> Option<Duration> {
+        if self.record.ply_count() == 0 {
+            return None;
+        }
+        let shown = self
+            .last_landed()
+            .map_or(self.anchor, |t| t.max(self.anchor));
+        (self.last_change <= shown).then_some(shown)
+    }
+
     /// When `tick` next has something to do.
     pub fn next_deadline(&self) -> Option<Duration> {
         let settle = match self.tentative {
@@ -306,16 +327,12 @@ impl Engine {
         // A move that rested its settle window before is recorded first: recording it
         // must not clear what is said here of the board read now.
         self.tick(now);
-        // The board first showed the last move at its anchor, or, for a move the search
-        // recorded (the anchor stays), when its piece landed: nothing read since means
-        // its rest went unread.
-        let shown = self
-            .last_landed()
-            .map_or(self.anchor, |t| t.max(self.anchor));
-        // A rest heard for a settle window before the link went down was read: the
-        // move would have been recorded live then.
-        let rest_heard = heard.is_some_and(|h| h >= shown + self.config.settle);
-        self.rest_unread = self.record.ply_count() > 0 && self.last_change <= shown && !rest_heard;
+        // Nothing read since the board showed the last move means its rest went unread,
+        // unless it was heard for a settle window before the link went down: the move
+        // would have been recorded live then.
+        self.rest_unread = self
+            .rest_read_at()
+            .is_some_and(|read_at| heard.is_none_or(|h| h < read_at));
         // A move recorded from a search leaves the first lift unclear: only a move read
         // whole, then a lift of the other side's piece, counts.
         self.replied_when_lost = matches!(self.first_lift, FirstLift::At(..));

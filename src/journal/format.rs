@@ -14,6 +14,9 @@
 //! * `m HEX`: a board message given to the core, as its wire frame;
 //! * `t`: the core's timer ran;
 //! * `l MICROS`: the link went down, last heard at that core time;
+//! * `h MICROS`: the link heard the board at that core time, resting on the last
+//!   recorded move for a settle window (written only when that is news, at most once a
+//!   move: a restart then knows the move's rest was read, so it was no slide cut off);
 //! * `r`: the daemon started again on this journal (nothing was read while it was away);
 //! * `c JSON`: an operator command given to the core;
 //! * `e TEXT`: a move or game change the core committed (a check for the replay; these
@@ -41,6 +44,9 @@ pub enum Record {
     Tick,
     /// The link went down; it was last heard at this core time.
     LinkLost(Duration),
+    /// The link heard the board at this core time, resting on the last recorded move
+    /// for a settle window.
+    RestHeard(Duration),
     /// The daemon started again on this journal: nothing was read while it was away.
     Restarted,
     /// An operator command given to the core.
@@ -90,6 +96,7 @@ pub fn encode(entry: &Entry) -> String {
         Record::Message(message) => format!("{micros} m {}", hex(&message.encode())),
         Record::Tick => format!("{micros} t"),
         Record::LinkLost(heard) => format!("{micros} l {}", heard.as_micros()),
+        Record::RestHeard(heard) => format!("{micros} h {}", heard.as_micros()),
         Record::Restarted => format!("{micros} r"),
         Record::Command(command) => {
             let json = serde_json::to_string(&CommandRecord::from(command))
@@ -177,6 +184,9 @@ fn parse_line(line: &[u8], number: usize) -> Result<Option<Entry>, String> {
         "t" => Record::Tick,
         "l" => Record::LinkLost(Duration::from_micros(
             payload.parse().map_err(|_| "bad link-lost time")?,
+        )),
+        "h" => Record::RestHeard(Duration::from_micros(
+            payload.parse().map_err(|_| "bad rest-heard time")?,
         )),
         "r" => Record::Restarted,
         "c" => {

@@ -158,6 +158,18 @@ impl JournaledCore {
         let _ = self.input(at, Record::LinkLost(heard));
     }
 
+    /// The link heard the board at the caller's `heard` (any frame, a keep-alive answer
+    /// too), as the worker learns at `now`. Journalled only when it proves a rest read
+    /// that the journal does not show yet (see `BoardCore::wants_heard`), about once a
+    /// move, so that a restart knows it.
+    pub fn heard(&mut self, heard: Duration, now: Duration) {
+        let at = self.core_time(now);
+        let heard = self.core_time(heard).min(at);
+        if self.core.wants_heard(heard) {
+            let _ = self.input(at, Record::RestHeard(heard));
+        }
+    }
+
     /// When `tick` next has work, in the caller's time.
     pub fn next_deadline(&self) -> Option<Duration> {
         self.core
@@ -268,6 +280,10 @@ pub fn feed(
         Record::Command(command) => core.apply(command.clone()).map(|()| true),
         Record::LinkLost(heard) => {
             core.link_lost(*heard);
+            Ok(false)
+        }
+        Record::RestHeard(heard) => {
+            core.rest_heard(*heard);
             Ok(false)
         }
         Record::Restarted => {

@@ -229,3 +229,33 @@ fn a_restored_occupancy_board_holds_no_piece_through_the_downtime() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_rest_heard_is_journalled_once_and_restored() {
+    let dir = scratch("rest-heard");
+    let mut core = open(&dir);
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    hand.play(&mut core, "e2", "e4");
+    // Keep-alive answers while the board rests on e4: only the first is news.
+    for _ in 0..3 {
+        core.heard(hand.now, hand.now);
+        hand.now += Duration::from_secs(1);
+    }
+    drop(core);
+    let path = dir.join(file::file_name(1, Path::new(PORT)));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let heard = text.lines().filter(|l| l.split(' ').nth(2) == Some("h"));
+    assert_eq!(heard.count(), 1, "{text}");
+    // The restored core knows the rest was heard: hearing it again is no news.
+    let mut core = open(&dir);
+    core.heard(Duration::from_millis(1), Duration::from_millis(1));
+    drop(core);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.ends_with(" r") || l.contains(" h "))
+            .count(),
+        2
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

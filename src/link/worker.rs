@@ -232,6 +232,8 @@ impl BoardWorker {
             Decoded::Message(message) => {
                 self.status.frames += 1;
                 session.on_message(&message, now);
+                // Before the message changes the board: hearing it proves the rest before.
+                self.core.heard(now, now);
                 match &message {
                     Message::SerialNumber(serial) => {
                         let known = self.status.serial.as_deref() == Some(serial.as_str());
