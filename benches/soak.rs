@@ -55,6 +55,9 @@ const NEAR: Duration = Duration::from_secs(3);
 /// How long after a board reports an ambiguity the arbiter picks the sequence the
 /// scoresheets show (`BoardCommand::Resolve`; the soak's arbiter does nothing else).
 const ARBITER_DELAY: Duration = Duration::from_secs(10);
+/// Arbiter actions in a row at a game's end after which the harness gives the game up
+/// (each should settle what it answers; the game's end waits on none of them).
+const MAX_END_ACTIONS: usize = 4;
 /// The port every journal is named after (one directory per run; boards by number).
 const PORT: &str = "/dev/soak";
 /// Boards advance together in slices of this much simulated time.
@@ -145,6 +148,15 @@ struct Board {
     /// number on this board) and the recorded moves it opened after: a carried ambiguity
     /// changes its candidates at every move but not the record, so it is one episode.
     missed: Option<(usize, usize)>,
+    /// What the arbiter's last pick answered: the game (by its number on this board), the
+    /// recorded moves, the candidates and the board. The same again means the pick did
+    /// not stick.
+    picked: Option<(usize, Vec<String>, Vec<String>, String)>,
+    /// Why the game is given up, when the arbiter's actions do not settle it (a pick that
+    /// did not stick, or too many actions at the game's end).
+    given_up: Option<String>,
+    /// Arbiter actions in a row at the game's end.
+    end_actions: usize,
     /// The seeds of the games to trace (`--trace`), and where this board's trace stands.
     trace: Vec<u64>,
     traced: Trace,
@@ -221,6 +233,10 @@ struct Tally {
     unresolved: usize,
     /// The games those ambiguities were in.
     unresolved_games: usize,
+    /// Games given up because the arbiter's pick did not stick (the same board reported
+    /// the same ambiguity after it) or the game's end took too many actions.
+    picks_not_stuck: usize,
+    end_actions_exceeded: usize,
     /// Irregular boards after lost updates on which the arbiter entered the moves from
     /// the scoresheet, the plies entered, and entries the engine refused.
     entries: usize,
@@ -372,6 +388,20 @@ impl Board {
                 &format!("arbiter picks {pick} of {candidates:?}"),
             );
         }
+        let answered = (
+            self.games_started,
+            self.run.core().game_status().moves,
+            candidates.clone(),
+            self.run.core().mirror().board().to_text(),
+        );
+        if self.picked.as_ref() == Some(&answered) {
+            tally.picks_not_stuck += 1;
+            self.given_up = Some(format!(
+                "the arbiter's pick {pick} of {candidates:?} did not stick"
+            ));
+            return;
+        }
+        self.picked = Some(answered);
         let choice = Choice::Moves(pick.split_whitespace().map(str::to_string).collect());
         match self.run.command(BoardCommand::Resolve(choice)) {
             Ok(()) => tally.interventions += 1,
@@ -436,6 +466,9 @@ impl Board {
         self.written.clear();
         self.interruptions.clear();
         self.arbiter = None;
+        self.picked = None;
+        self.given_up = None;
+        self.end_actions = 0;
         self.game = index;
         self.seed = base_seed << 32 | (self.number as u64) << 20 | self.games_started as u64;
         self.games_started += 1;
@@ -677,6 +710,9 @@ fn main() {
                 interruptions: Vec::new(),
                 arbiter: None,
                 missed: None,
+                picked: None,
+                given_up: None,
+                end_actions: 0,
                 trace: trace.clone(),
                 traced: Trace::default(),
             };
@@ -724,6 +760,12 @@ fn main() {
                 }
                 if board.arbiter.is_some_and(|due| board.run.now() >= due) {
                     board.arbitrate(&games, &mut tally);
+                }
+                if let Some(why) = board.given_up.take() {
+                    board.check(&games, &mut tally, Some(why));
+                    let index = take_game();
+                    board.start(&games, index, base_seed);
+                    continue;
                 }
                 let change = if link_down { board.gap.1 } else { board.gap.0 };
                 let until = if gaps_on {
@@ -776,12 +818,22 @@ fn main() {
                         }
                     }
                     Progress::Finished => {
-                        // The arbiter resolves what is left at the game's end at the latest.
+                        // The arbiter resolves what is left at the game's end at the latest,
+                        // in a few actions (what one settles, the next need not).
                         if board.arbiter.is_some() {
-                            board.arbitrate(&games, &mut tally);
-                            continue;
+                            board.end_actions += 1;
+                            if board.end_actions <= MAX_END_ACTIONS {
+                                board.arbitrate(&games, &mut tally);
+                                continue;
+                            }
+                            tally.end_actions_exceeded += 1;
+                            board.given_up = Some(format!(
+                                "{MAX_END_ACTIONS} arbiter actions at the game's end did not \
+                                 settle it"
+                            ));
                         }
-                        board.check(&games, &mut tally, None);
+                        let stuck = board.given_up.take();
+                        board.check(&games, &mut tally, stuck);
                         let index = take_game();
                         board.start(&games, index, base_seed);
                     }
@@ -826,6 +878,12 @@ fn main() {
         tally.interventions,
         tally.unresolved,
         tally.unresolved_games
+    );
+    println!(
+        "games given up: arbiter picks that did not stick (the same board reported the same \
+         ambiguity after the pick): {}; games whose end took more than {MAX_END_ACTIONS} \
+         arbiter actions: {}",
+        tally.picks_not_stuck, tally.end_actions_exceeded
     );
     println!(
         "arbiter entries (moves entered from the scoresheet on a board irregular after lost \

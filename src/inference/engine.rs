@@ -24,7 +24,7 @@ use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, uci:
 
 use super::analysis::Unexplained;
 use super::candidates::{Candidate, Candidates, Match, Origin};
-use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware};
+use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware, piece_code};
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
@@ -495,19 +495,43 @@ impl Engine {
     /// code lasts) where the recorded position has none of it, and replaced since, after
     /// the last move was shown: the reply was made (and maybe taken on or back), so the
     /// last move is no longer being corrected (a correction replaces a move before the
-    /// opponent answers it). Occupancy-only boards cannot tell whose piece it was.
+    /// opponent answers it); or read one anywhere its side had none (see `reply_read`).
+    /// Occupancy-only boards cannot tell whose piece it was.
     pub(super) fn replied(&self) -> bool {
         if self.config.occupancy_only {
             return false;
         }
         let pos = self.record.position();
-        let stood = self
-            .history
-            .stood_replaced(self.readings_from(), self.config.settle);
+        let from = self.readings_from();
+        let stood = self.history.stood_replaced(from, self.config.settle);
         stood.into_iter().any(|(sq, code)| {
             code_piece(code)
                 .is_some_and(|p| p.color == pos.turn() && pos.board().piece_at(sq) != Some(p))
-        })
+        }) || self.reply_read(from)
+    }
+
+    /// Whether the board read a piece of the side to move, since `from` and for however
+    /// short a time, on a square where that side has a piece neither in the recorded
+    /// position nor before the last move. No correction of the last move puts one there
+    /// (the mover's own pieces move; the opponent's only go back where a capture took
+    /// them), and a wrong code keeps its piece's colour: it is the reply under way, even
+    /// one whose piece was taken within a scan (h1=N read once, then Bxh1 leaving the
+    /// bishop where it stood before Bf3, also Bf3 replaced by Kxh2 in progress).
+    fn reply_read(&self, from: Duration) -> bool {
+        let pos = self.record.position();
+        let turn = pos.turn();
+        let mut held = pos.board().by_color(turn);
+        let before = self.record.ply_count().checked_sub(1);
+        if let Some(before) = before.and_then(|ply| self.record.position_at(ply)) {
+            held |= before.board().by_color(turn);
+        }
+        let ours = Role::ALL
+            .into_iter()
+            .fold(0u16, |bits, role| bits | 1 << piece_code(role.of(turn)));
+        let read = self.history.codes_read(from);
+        (!held)
+            .into_iter()
+            .any(|sq| read[sq.to_usize()] & ours != 0)
     }
 
     /// Whether the board history shows `c`'s piece landing on a captured piece's square:

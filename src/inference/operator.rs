@@ -93,6 +93,12 @@ impl Engine {
             };
         };
         let count = reported.len();
+        // The picked moves were played after the board showed the position they start
+        // from: the one before the last move, for a correction of it.
+        let played_after = match ambiguity.correction {
+            true => self.previous_anchor,
+            false => self.anchor,
+        };
         match (ambiguity.sequences.get(index), ambiguity.takeback) {
             (Some(moves), _) => {
                 self.record_sequence(moves, ambiguity.correction);
@@ -110,7 +116,7 @@ impl Engine {
                 reported[index]
             ),
         )?;
-        self.replay_since_shown();
+        self.replay_since_shown(played_after);
         // A board that changed since is analysed when it is stable (the timer is set).
         if self.analysed && self.tentative.is_none() && self.diff.any() {
             self.analyse();
@@ -128,6 +134,8 @@ impl Engine {
             return Err(EngineError::NothingToEnter);
         }
         let text = moves.join(" ");
+        // The entered moves were played after the board showed the recorded position.
+        let played_after = self.anchor;
         let mut record = self.record.clone();
         let mut entered = Vec::new();
         for san in moves.iter().flat_map(|m| m.split_whitespace()) {
@@ -154,7 +162,7 @@ impl Engine {
         let sans = self.record.sans()[ply - entered.len()..].join(" ");
         self.record
             .add_comment(ply, format!("{sans} entered by the arbiter"))?;
-        self.replay_since_shown();
+        self.replay_since_shown(played_after);
         if self.analysed && self.tentative.is_none() && self.diff.any() {
             self.analyse();
         }

@@ -1,8 +1,8 @@
 //! After the arbiter picks an explanation, the board's readings since it first showed the
-//! picked position are replayed from that position, as if the pick had come then: moves
-//! read one by one meanwhile are recorded in turn, not explained afresh as one stretch
-//! of missed moves (which the search's bounded depth may not reach, or may fit with a
-//! piece in the hand).
+//! picked position (after the one the picked moves start from) are replayed from that
+//! position, as if the pick had come then: moves read one by one meanwhile are recorded
+//! in turn, not explained afresh as one stretch of missed moves (which the search's
+//! bounded depth may not reach, or may fit with a piece in the hand).
 
 use std::time::Duration;
 
@@ -13,12 +13,15 @@ use super::engine::{Engine, FirstLift};
 
 impl Engine {
     /// Replays the readings since the board first showed the recorded position, when it
-    /// did since it was last read whole (a dump after lost updates) and since the oldest
-    /// change kept. Not when the position repeats an earlier one of the game shown since
-    /// then: its first showing may then be the earlier one, and the moves since it would
-    /// be recorded twice.
-    pub(super) fn replay_since_shown(&mut self) {
-        let Some(from) = self.first_shown() else {
+    /// did since it was last read whole (a dump after lost updates), since the oldest
+    /// change kept and since `after`: when the board showed the position the arbiter's
+    /// moves were played from (a showing before it is a coincidence of an earlier move
+    /// under way, such as a pawn in the hand leaving the board as a capture of it would,
+    /// and replaying from there would undo the pick). Not when the position repeats an
+    /// earlier one of the game shown since then: its first showing may then be the
+    /// earlier one, and the moves since it would be recorded twice.
+    pub(super) fn replay_since_shown(&mut self, after: Duration) {
+        let Some(from) = self.first_shown(after) else {
             return;
         };
         let raw = self.raw;
@@ -44,7 +47,7 @@ impl Engine {
     /// through before updates were last lost were shown before then, so the board
     /// showing one of them since is a repetition the moves since made (a round trip
     /// made while nothing was read): that showing counts.
-    fn first_shown(&self) -> Option<Duration> {
+    fn first_shown(&self, after: Duration) -> Option<Duration> {
         let occupancy = self.config.occupancy_only;
         if self.record.ply_count() == 0 {
             return None;
@@ -63,7 +66,7 @@ impl Engine {
         if repeated {
             return None;
         }
-        let floor = self.lost_at.unwrap_or(Duration::ZERO);
+        let floor = self.lost_at.unwrap_or(Duration::ZERO).max(after);
         self.history
             .boards_back(self.observed)
             .take_while(|(at, _)| *at >= floor)
