@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use shakmaty::{Board, Chess, Move, Position, Role, san::SanPlus};
 
-use super::candidates::{Candidates, Match, Origin};
+use super::candidates::{Candidate, Candidates, Match, Origin};
 use super::codes::{Codes, EMPTY, diff, from_board, from_hardware, move_squares, occupied, shows};
 use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
-use super::search::{Evidence, Explanation, MAX_COUNTED, explain, extend, moved_elsewhere};
+use super::search::{
+    Evidence, Explanation, MAX_COUNTED, explain, extend, fresh_read_passed, moved_elsewhere,
+};
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -381,6 +383,20 @@ impl Engine {
     /// place of Be3 with the bishop never moved).
     fn answered_before_lost(&self, ply: usize) -> bool {
         self.lost_updates && self.replied_when_lost && self.recorded_when_lost(ply)
+    }
+
+    /// Whether candidate `c`, one move from the recorded position, is a move the board
+    /// read whole after lost updates cannot be a snapshot of (see `fresh_read_passed`):
+    /// the move made is then more moves, or other ones, the search is left to report.
+    pub(super) fn contradicts_fresh_read(&self, c: &Candidate) -> bool {
+        if !self.lost_updates || c.origin != Origin::Current || self.config.occupancy_only {
+            return false;
+        }
+        let evidence = Evidence {
+            fresh: self.recorded_when_lost(self.record.ply_count()),
+            ..self.evidence()
+        };
+        !fresh_read_passed(self.record.position(), &self.observed, &evidence, &[c.mv])
     }
 
     /// Whether the record's first `ply` moves are all it held when updates were last lost.

@@ -434,10 +434,13 @@ impl Engine {
     /// the same piece: it is only the move made when its target square was seen to be
     /// occupied again after the piece was lifted (the capturing piece landing).
     /// A correction is not taken once the reply was read (see `replied`), nor of a move
-    /// still unconfirmed (see `corrects_unconfirmed`).
+    /// still unconfirmed (see `corrects_unconfirmed`). After lost updates, a move the
+    /// board read then was no snapshot of is left to the search (see
+    /// `contradicts_fresh_read`).
     pub(super) fn find_move(&self, candidates: &Candidates) -> Match {
         candidates.find(&self.observed, self.diff, |c| {
             self.landed(c)
+                && !self.contradicts_fresh_read(c)
                 && (c.origin != Origin::Correction
                     || !self.replied() && !self.answered() && !self.corrects_unconfirmed())
         })

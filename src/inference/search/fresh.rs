@@ -1,11 +1,11 @@
 //! The board read whole after lost updates: a snapshot of the moves made, taken in one
 //! position they pass through, or part-way through the move after it.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Square};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Square};
 
 use super::deeper::Deeper;
 use super::{Evidence, MAX_LIFTED, Sequence};
-use crate::inference::codes::{Codes, EMPTY, move_effect, move_squares};
+use crate::inference::codes::{Codes, EMPTY, code_piece, from_board, move_effect, move_squares};
 
 /// After lost updates, what an explanation must agree with of the readings since the
 /// board was read whole: each piece read standing since stands on a position it passes
@@ -47,6 +47,20 @@ impl<'a> SinceLost<'a> {
                 .as_ref()
                 .is_none_or(|f| f.passed(self.deeper.start, self.deeper.codes, &s.moves))
     }
+}
+
+/// Whether `moves` from `start` (recorded, or about to be) agree with the fresh read after
+/// lost updates the evidence holds, if the search would check one (see `FreshRead::new`):
+/// a board one move shows whole is recorded without a search, but after lost updates
+/// the board read whole then must be a snapshot of that move as of the search's.
+pub(crate) fn fresh_read_passed(
+    start: &Chess,
+    target: &Codes,
+    evidence: &Evidence,
+    moves: &[Move],
+) -> bool {
+    let codes = from_board(start.board(), false);
+    FreshRead::new(target, evidence).is_none_or(|f| f.passed(start, &codes, moves))
 }
 
 /// The board as it was read when updates were last lost.
@@ -95,7 +109,7 @@ impl FreshRead {
             let effect = move_effect(mv, pos.turn(), false);
             let mut after = before;
             effect.apply(&mut after);
-            if self.part_way(&before, &after, effect.squares()) {
+            if self.part_way(&before, &after, effect.squares(), pos.turn()) {
                 return true;
             }
             pos.play_unchecked(mv);
@@ -112,25 +126,38 @@ impl FreshRead {
         }
     }
 
-    /// The fresh read shows `before`, except on the squares the move to `after` changes,
-    /// which show a piece of the move or nothing, and one other piece in the hand at most
-    /// (touched).
-    fn part_way(&self, before: &Codes, after: &Codes, squares: Bitboard) -> bool {
+    /// The fresh read shows `before`, except on the squares the move to `after` (by
+    /// `mover`) changes, which show a piece of the move or nothing, and one other piece in
+    /// the hand at most (touched). Once the move shows a piece put down, that piece is the
+    /// opponent's (his reply begun), and before it is begun the mover's: only the player
+    /// having the move adjusts his pieces, and not with his move's piece already on its
+    /// new square.
+    fn part_way(&self, before: &Codes, after: &Codes, squares: Bitboard, mover: Color) -> bool {
         let pieces: Vec<u8> = squares
             .into_iter()
             .flat_map(|sq| [before[sq.to_usize()], after[sq.to_usize()]])
             .collect();
+        let put_down = squares.into_iter().any(|sq| {
+            let read = self.board[sq.to_usize()];
+            read != EMPTY && read != before[sq.to_usize()]
+        });
+        // Not begun: the position before it, a piece of its mover's in the hand at most.
+        let begun = squares
+            .into_iter()
+            .any(|sq| !self.same(sq, before[sq.to_usize()]));
         let mut touched = 0;
         Square::ALL.into_iter().all(|sq| {
             let read = self.board[sq.to_usize()];
-            if self.same(sq, before[sq.to_usize()]) {
+            let code = before[sq.to_usize()];
+            if self.same(sq, code) {
                 return true;
             }
             if squares.contains(sq) {
                 return read == EMPTY || pieces.iter().any(|&code| self.same(sq, code));
             }
             touched += 1;
-            read == EMPTY && touched <= 1
+            let mine = owned_by(code, mover);
+            read == EMPTY && touched <= 1 && !(put_down && mine) && (begun || mine)
         })
     }
 
@@ -138,17 +165,28 @@ impl FreshRead {
     /// the hand. Two in the hand are one move's, and the side to move's: once a move is
     /// made its player does not lift two of his pieces again (a castling read half done
     /// before the opponent's move is part-way through it, see `part_way`, not after it).
+    /// Nor is one of the player who just moved: only the player having the move adjusts
+    /// his pieces (j'adoube), so such a piece in the hand is his next move's, made after
+    /// moves nothing read (a round trip of both sides the board cannot show).
     fn in_hand(&self, pos: &Chess, last: &Codes) -> bool {
         let mut lifted = Bitboard::EMPTY;
         let read = Square::ALL.into_iter().all(|sq| {
-            if self.same(sq, last[sq.to_usize()]) {
+            let code = last[sq.to_usize()];
+            if self.same(sq, code) {
                 return true;
             }
             lifted.add(sq);
-            self.board[sq.to_usize()] == EMPTY && lifted.count() <= MAX_LIFTED
+            self.board[sq.to_usize()] == EMPTY
+                && lifted.count() <= MAX_LIFTED
+                && !owned_by(code, !pos.turn())
         });
         read && (lifted.count() < 2 || one_move_lifts(pos, lifted))
     }
+}
+
+/// Whether `code` is a piece of `color`'s.
+fn owned_by(code: u8, color: Color) -> bool {
+    code_piece(code).is_some_and(|piece| piece.color == color)
 }
 
 /// Whether one legal move of the side to move in `pos` lifts every piece of `lifted`.
