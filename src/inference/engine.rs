@@ -245,23 +245,16 @@ impl Engine {
 
     /// From when hearing the link proves that the last recorded move's rest was read (a
     /// settle window after the board showed it), while the board has not changed since
-    /// it did; see `updates_lost`.
+    /// it did; see `updates_lost`. The board first showed the move at its anchor, or, for
+    /// a move the search recorded (the anchor stays), when its piece landed.
     pub fn rest_read_at(&self) -> Option<Duration> {
-        self.resting_move_shown()
-            .map(|shown| shown + self.config.settle)
-    }
-
-    /// When the board first showed the last recorded move, if nothing was read since:
-    /// at its anchor, or, for a move the search recorded (the anchor stays), when its
-    /// piece landed.
-    fn resting_move_shown(&self) -> Option<Duration> {
         if self.record.ply_count() == 0 {
             return None;
         }
         let shown = self
             .last_landed()
             .map_or(self.anchor, |t| t.max(self.anchor));
-        (self.last_change <= shown).then_some(shown)
+        (self.last_change <= shown).then_some(shown + self.config.settle)
     }
 
     /// When `tick` next has something to do.
