@@ -328,6 +328,18 @@ fn bus_boards_come_back_from_their_journals_after_a_kill_with_their_clock_times(
         journals.contains(&"bus-board-01025.journal".to_string()),
         "{journals:?}"
     );
+    // Each board's rests were heard and journalled (`h` records, after the line's
+    // checksum and time), as a single board's are: a restart knows the last move read
+    // whole was no slide cut off.
+    for serial in serials {
+        let text = std::fs::read_to_string(journal.join(format!("bus-board-{serial}.journal")))
+            .expect("bus journal");
+        assert!(
+            text.lines()
+                .any(|line| line.split_whitespace().nth(2) == Some("h")),
+            "{serial}: no rest heard in its journal"
+        );
+    }
     assert!(!second.stderr_so_far().contains("panicked"));
 }
 

@@ -20,6 +20,8 @@ use crate::status::{BoardStatus, Connection};
 /// What the port thread tells a board's thread.
 #[derive(Debug)]
 pub enum BoardInput {
+    /// The board answered at the given time, before the messages its answer carries.
+    Heard(Duration),
     /// A dump, field change or clock reading, received at the given time.
     Message(Message, Duration),
     /// The connection changed; with the operator's explanation when it is a problem.
@@ -136,6 +138,11 @@ impl BusBoard {
     /// Takes in one input; returns whether the status changed.
     fn handle(&mut self, input: BoardInput) -> bool {
         match input {
+            BoardInput::Heard(at) => {
+                // Before the answer's changes: hearing it proves the rest before.
+                self.core.heard(at, self.now());
+                false
+            }
             BoardInput::Message(message, at) => {
                 self.status.frames += 1;
                 let changed = self.core.on_message(&message, at);

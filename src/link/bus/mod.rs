@@ -194,6 +194,7 @@ impl BusWorker {
         let now = self.now();
         match event {
             BusEvent::Discovered(address) => self.join(address),
+            BusEvent::Heard(address) => self.tell(address, BoardInput::Heard(now)),
             BusEvent::Version(address, version) => {
                 self.tell(address, BoardInput::Version(version));
             }

@@ -85,6 +85,9 @@ pub enum BusEvent {
     /// A board's dump, field change or clock reading, as the single-board message a
     /// board core takes.
     Message(BusAddress, Message),
+    /// A board answered (any frame), before the events its answer carries: hearing it
+    /// proves the board at rest until then (see `JournaledCore::heard`).
+    Heard(BusAddress),
     /// A board's link state changed.
     State(BusAddress, LinkState),
     /// A frame of this many bytes from this board (as far as its address can be trusted)
@@ -480,6 +483,9 @@ impl BusSession {
         peer.last_answer = now;
         peer.heard = Some(now);
         peer.failures = 0;
+        if peer.announced {
+            self.events.push_back(BusEvent::Heard(address));
+        }
         if answered.is_some() {
             peer.next_poll = now + poll_interval;
         }
@@ -624,6 +630,10 @@ mod tests {
         states: Vec<(Duration, u16, LinkState)>,
         checksum_errors: usize,
         discovered: Vec<u16>,
+        /// When each board was last heard.
+        heard: HashMap<u16, Duration>,
+        /// Messages not preceded by a hearing of their board in the same answer.
+        unheard_messages: usize,
     }
 
     /// Runs the session against the chain in simulated time, 1 ms steps.
@@ -650,7 +660,15 @@ mod tests {
             let bytes = chain.advance(now);
             session.on_bytes(&bytes, now);
             while let Some(event) = session.poll_event() {
+                if let BusEvent::Message(address, _) = &event
+                    && seen.heard.get(&address.value()) != Some(&now)
+                {
+                    seen.unheard_messages += 1;
+                }
                 match event {
+                    BusEvent::Heard(address) => {
+                        seen.heard.insert(address.value(), now);
+                    }
                     // Only the first dump is taken: the changes alone must then keep
                     // the mirror exact (later dumps after trouble would hide a loss).
                     BusEvent::Message(address, Message::BoardDump(board)) => {
@@ -766,7 +784,14 @@ mod tests {
             .states
             .iter()
             .find(|(_, a, s)| *a == 1026 && *s == LinkState::NotResponding);
-        assert!(gone.is_some(), "{:?}", seen.states);
+        let (gone_at, ..) = gone.expect("board 1026 never reported not responding");
+        // It was last heard when it last answered, the silence timeout before; every
+        // message came with a hearing of its board (the rest a restart relies on).
+        assert_eq!(
+            *gone_at - seen.heard[&1026],
+            BusConfig::default().silence_timeout
+        );
+        assert_eq!(seen.unheard_messages, 0);
         for board in [&chain.boards()[0], &chain.boards()[2]] {
             assert!(board.simulation().is_finished());
             let address = board.address().value();
