@@ -532,9 +532,12 @@ impl Engine {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the
             // position it replaces was first shown: a piece lifted earlier in the game
-            // is no evidence of it.
+            // is no evidence of it. The board read whole after lost updates is a snapshot
+            // of the moves replacing it, whether the last move was recorded from that
+            // read or before the link went down (Be6 read resting, then Nf5 Bxf5 Qxf5
+            // Qd7 while nothing was read: not Bf5 in its place, which never stood there).
             let evidence = Evidence {
-                fresh: self.recorded_when_lost(n - 1),
+                fresh: self.recorded_when_lost(n - 1) || self.recorded_when_lost(n),
                 ..self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle))
             };
             let mut replaced = explain(

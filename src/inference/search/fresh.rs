@@ -66,8 +66,8 @@ pub(crate) fn fresh_read_passed(
 /// The board as it was read when updates were last lost.
 pub(super) struct FreshRead {
     board: Codes,
-    /// Squares whose reading changed within a scan of the fresh read: the code may have
-    /// been a wrong one (a piece being put down), only the occupancy counts.
+    /// Squares read as one piece and, a scan later, as another: the code may have been a
+    /// wrong one (a piece being put down), only the occupancy counts.
     brief: Bitboard,
 }
 
@@ -90,9 +90,14 @@ impl FreshRead {
             }
         };
         let later = later.unwrap_or(board);
+        // A piece read and then gone a scan later was lifted: it stood there, its code
+        // read whole. Only a code read over by another piece may have been a wrong one.
         let brief = Square::ALL
             .into_iter()
-            .filter(|sq| later[sq.to_usize()] != board[sq.to_usize()])
+            .filter(|sq| {
+                let (read, next) = (board[sq.to_usize()], later[sq.to_usize()]);
+                read != EMPTY && next != EMPTY && next != read
+            })
             .collect();
         Some(FreshRead { board, brief })
     }
