@@ -126,7 +126,10 @@ fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
             let entries = recording::parse(text).map_err(|e| failed(file, e.to_string()))?;
             print!(
                 "{}",
-                replay::report_bus(&replay::replay_bus(&entries, engine), args.events)
+                replay::report_bus(
+                    &replay::replay_bus(&entries, recording::BusTiming::read(text), engine),
+                    args.events
+                )
             );
             return Ok(());
         }

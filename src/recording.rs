@@ -23,7 +23,10 @@
 //! run (`bus-<port>-<start>.rec`, first line [`BUS_HEADER`]): the line's bytes cannot be
 //! told apart by board before they are decoded, and a checksum error or a board
 //! answering out of turn is only understood with the requests around it. `boardcast
-//! replay` runs such a file through the bus session and gives each board's games.
+//! replay` runs such a file through the bus session and gives each board's games. Its
+//! second line, `# link silence-timeout-ms N startup-delay-ms M` ([`BusTiming`]), keeps
+//! the session timing the line ran with: when a board counts as fallen silent decides
+//! what its core is told, so the replay's session must use the same.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -34,6 +37,45 @@ use std::time::Duration;
 pub const HEADER: &str = "# boardcast recording v1";
 /// The first line of a bus line's recording (same format, bus framing).
 pub const BUS_HEADER: &str = "# boardcast bus recording v1";
+
+/// The bus session's timing a bus line's recording was made with (`run --silence-timeout`;
+/// the first ping's delay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BusTiming {
+    /// Silence after which a board is reported as not responding.
+    pub silence_timeout: Duration,
+    /// Delay from opening the port to the first ping.
+    pub startup_delay: Duration,
+}
+
+impl BusTiming {
+    const PREFIX: &str = "# link ";
+
+    fn line(&self) -> String {
+        format!(
+            "{}silence-timeout-ms {} startup-delay-ms {}",
+            Self::PREFIX,
+            self.silence_timeout.as_millis(),
+            self.startup_delay.as_millis()
+        )
+    }
+
+    /// The timing a bus recording names, if it names one (recordings made before it was
+    /// kept do not: they ran with the defaults).
+    pub fn read(text: &str) -> Option<BusTiming> {
+        let line = text.lines().find_map(|l| l.strip_prefix(Self::PREFIX))?;
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let millis = |name: &str| {
+            let at = fields.iter().position(|f| *f == name)?;
+            let ms = fields.get(at + 1)?.parse::<u64>().ok()?;
+            Some(Duration::from_millis(ms))
+        };
+        Some(BusTiming {
+            silence_timeout: millis("silence-timeout-ms")?,
+            startup_delay: millis("startup-delay-ms")?,
+        })
+    }
+}
 
 /// Which way a chunk of bytes went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,8 +198,8 @@ impl Recorder {
     }
 
     /// Starts a new recording of the bus line on `port` in `dir`, named after the port
-    /// (letters and digits kept) and the wall-clock start.
-    pub fn create_bus(dir: &Path, port: &Path) -> std::io::Result<Recorder> {
+    /// (letters and digits kept) and the wall-clock start, run with `timing`.
+    pub fn create_bus(dir: &Path, port: &Path, timing: BusTiming) -> std::io::Result<Recorder> {
         let mut name = String::from("bus");
         for c in port.to_string_lossy().chars() {
             let c = if c.is_ascii_alphanumeric() { c } else { '-' };
@@ -165,7 +207,8 @@ impl Recorder {
                 name.push(c);
             }
         }
-        Self::create_named(dir, name.trim_end_matches('-'), BUS_HEADER)
+        let header = format!("{BUS_HEADER}\n{}", timing.line());
+        Self::create_named(dir, name.trim_end_matches('-'), &header)
     }
 
     fn create_named(dir: &Path, name: &str, header: &str) -> std::io::Result<Recorder> {
@@ -262,6 +305,26 @@ mod tests {
                 }
             ]
         );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_bus_recording_names_its_timing() {
+        let dir = std::env::temp_dir().join(format!("boardcast-bus-rec-{}", std::process::id()));
+        let timing = BusTiming {
+            silence_timeout: Duration::from_secs(5),
+            startup_delay: Duration::from_millis(250),
+        };
+        let mut recorder = Recorder::create_bus(&dir, Path::new("/dev/ttyUSB0"), timing).unwrap();
+        recorder
+            .write(Duration::from_millis(7), Direction::ToBoard, &[0x42])
+            .unwrap();
+        let text = std::fs::read_to_string(recorder.path()).unwrap();
+        assert!(text.starts_with(BUS_HEADER));
+        assert_eq!(BusTiming::read(&text), Some(timing));
+        assert_eq!(parse(&text).unwrap().len(), 1);
+        // A recording from before the timing was kept names none.
+        assert_eq!(BusTiming::read(&format!("{BUS_HEADER}\n7 > 42\n")), None);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

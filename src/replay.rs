@@ -11,7 +11,7 @@ use crate::board::{BoardCore, GameStatus};
 use crate::inference::{EngineConfig, Event};
 use crate::link::bus::session::{BusConfig, BusEvent, BusSession};
 use crate::link::session::LinkState;
-use crate::recording::{Direction, Entry};
+use crate::recording::{BusTiming, Direction, Entry};
 
 /// How long after the last recorded byte the engine's timers are still run, so a move
 /// completed just before the recording ended is settled.
@@ -60,9 +60,22 @@ pub fn replay(connections: &[Vec<Entry>], config: EngineConfig) -> Replayed {
 /// Runs a bus line's recording: the requests (`>`) and the replies (`<`) through the bus
 /// session, and each board's messages through its own board core, with the link losses
 /// (a board fallen silent, the port failed) told to the cores as live. The boards come in
-/// the order the live daemon found them (it numbered them in this order).
-pub fn replay_bus(entries: &[Entry], config: EngineConfig) -> Vec<(BusAddress, Replayed)> {
-    let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
+/// the order the live daemon found them (it numbered them in this order). The session
+/// runs with the recording's `timing` (the defaults if it names none), as live.
+pub fn replay_bus(
+    entries: &[Entry],
+    timing: Option<BusTiming>,
+    config: EngineConfig,
+) -> Vec<(BusAddress, Replayed)> {
+    let bus = match timing {
+        Some(t) => BusConfig {
+            silence_timeout: t.silence_timeout,
+            startup_delay: t.startup_delay,
+            ..BusConfig::default()
+        },
+        None => BusConfig::default(),
+    };
+    let mut session = BusSession::new(bus.clone(), Duration::ZERO);
     let mut requests = BusCommandDecoder::new();
     let mut boards: Vec<(BusAddress, Replayer)> = Vec::new();
     let mut last = Duration::ZERO;
@@ -83,7 +96,7 @@ pub fn replay_bus(entries: &[Entry], config: EngineConfig) -> Vec<(BusAddress, R
                         board.core.link_lost(heard);
                     }
                 }
-                session = BusSession::new(BusConfig::default(), at);
+                session = BusSession::new(bus.clone(), at);
                 for (address, _) in &boards {
                     session.know(*address, at);
                 }
@@ -326,7 +339,7 @@ mod tests {
                 while core.poll_event().is_some() {}
             }
         }
-        let replayed = replay_bus(&chunks, EngineConfig::default());
+        let replayed = replay_bus(&chunks, None, EngineConfig::default());
         let found: Vec<u16> = replayed.iter().map(|(a, _)| a.value()).collect();
         assert_eq!(found, [2000, 2001]);
         for (address, board) in &replayed {

@@ -402,6 +402,7 @@ fn bus_port_and_auto_boards_share_one_numbering_and_the_bus_recording_replays() 
         .arg(&config)
         .arg("--record")
         .arg(&recordings)
+        .args(["--silence-timeout", "4"])
         .arg("--scan")
         .arg(dir.join("dgt-*"))
         .arg("--port")
@@ -471,6 +472,16 @@ fn bus_port_and_auto_boards_share_one_numbering_and_the_bus_recording_replays() 
         })
         .collect();
     assert_eq!(bus_recordings.len(), 1, "{bus_recordings:?}");
+    // It keeps the session timing the line ran with, for the replay's session.
+    let recorded = std::fs::read_to_string(&bus_recordings[0]).expect("bus recording");
+    assert!(
+        recorded
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("# link silence-timeout-ms 4000 ")),
+        "{:?}",
+        recorded.lines().take(2).collect::<Vec<_>>()
+    );
     let output = boardcast()
         .arg("replay")
         .arg(&bus_recordings[0])

@@ -36,7 +36,7 @@ use crate::inference::EngineConfig;
 use crate::link::worker::UpdateSender;
 use crate::output::control::BoardControl;
 use crate::output::hub::Hub;
-use crate::recording::{Direction, Recorder};
+use crate::recording::{BusTiming, Direction, Recorder};
 use crate::status::{BoardStatus, Connection};
 
 /// Waits between attempts to reopen a port that went away.
@@ -302,7 +302,11 @@ impl BusWorker {
         let Some(dir) = &self.spec.link.record_dir else {
             return;
         };
-        match Recorder::create_bus(dir, &self.spec.path) {
+        let timing = BusTiming {
+            silence_timeout: self.spec.link.silence_timeout,
+            startup_delay: self.spec.link.startup_delay,
+        };
+        match Recorder::create_bus(dir, &self.spec.path, timing) {
             Ok(recorder) => {
                 tracing::info!(port = %self.spec.path.display(), file = %recorder.path().display(), "recording the bus");
                 self.recorder = Some(recorder);
