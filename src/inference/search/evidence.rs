@@ -92,19 +92,36 @@ impl Search<'_> {
     /// reads a square empty, never filled): a sequence that leaves such a reading out
     /// explains the board by moves other than those made (Rxd5 with a rook in the hand,
     /// for Rd8 read landing, Rxe7 swapped and the rook on d8 lifted again).
+    /// A piece crosses a square or is put down there only after it left its own (a
+    /// scan's slack): a square read filling only before that is no place it went (Qf5
+    /// read landing, then White's queen read leaving e4: not Qh4 with that queen put
+    /// down on f5 and lifted again, nor Qh4 Qxg6+ with it sliding over f5).
     pub(super) fn fills_covered(&self, path: &[Step], tail: Option<(&Chess, &Codes)>) -> bool {
+        let history = self.evidence.history;
+        let scan = self.evidence.scan;
+        // The squares of `reach` read filling since `left` (a scan before).
+        let since = |reach: Bitboard, left: Duration| -> Bitboard {
+            let from = left.saturating_sub(scan);
+            (reach & self.fills_read)
+                .into_iter()
+                .filter(|&fill| history.filled(fill, from).is_some())
+                .collect()
+        };
         let mut covered = Bitboard::EMPTY;
         for s in path {
             covered |= s.fills;
             if let Move::Normal { from, to, .. } = s.mv {
                 // Empty for a knight's jump or a one-square step.
-                covered |= shakmaty::attacks::between(from, to);
+                covered |= since(shakmaty::attacks::between(from, to), s.lift);
             }
         }
         if let Some((pos, after)) = tail {
             covered |= occupied(self.target) & !occupied(after);
+            let begun = path.last().map_or(self.evidence.start, |s| s.lift);
             for sq in occupied(after) & !occupied(self.target) {
-                covered |= pos.board().attacks_from(sq);
+                if let Some(left) = history.left(sq, begun) {
+                    covered |= since(pos.board().attacks_from(sq), left);
+                }
             }
         }
         (self.fills_read & !covered).is_empty()
