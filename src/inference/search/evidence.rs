@@ -226,7 +226,34 @@ impl Search<'_> {
     pub(super) fn lifted_after(&self, codes: &Codes, path: &[Step]) -> bool {
         self.hand_left(codes, path, |last, t| {
             self.landed_by(last, t, self.evidence.scan)
-        })
+        }) && !self.gone_as_lifted(codes, path)
+    }
+
+    /// On an occupancy-only board, whether a square the sequence's last move filled,
+    /// which the move in progress leaves standing, read empty (emptied since that move
+    /// began) from a scan before a piece in the hand was last read leaving to a scan
+    /// after: longer than a flicker, so that piece was gone from there as the reply
+    /// began (Qe5 read landing and leaving, White's knight lifted, e5 read filling
+    /// again: not Qe5 with the knight in the hand, but the queen sliding over e5 and
+    /// Ne5 landing there).
+    fn gone_as_lifted(&self, codes: &Codes, path: &[Step]) -> bool {
+        let Some(last) = path.last().filter(|_| self.occupancy_only) else {
+            return false;
+        };
+        let (history, scan) = (self.evidence.history, self.evidence.scan);
+        let standing = last.fills & occupied(self.target);
+        (occupied(codes) & !occupied(self.target))
+            .into_iter()
+            .filter_map(|sq| history.last_left(sq))
+            .any(|lifted| {
+                let read = lifted + scan;
+                standing.into_iter().any(|sq| {
+                    history.occupied_at(sq, read) == Some(false)
+                        && history
+                            .last_change(sq, read)
+                            .is_some_and(|emptied| emptied >= last.lift && emptied + scan <= lifted)
+                })
+            })
     }
 
     /// On an occupancy-only board, whether the pieces a move in progress has in the hand
