@@ -118,8 +118,11 @@ impl Variant {
             // A piece read lifted for the hold window is its one capture (a game's last
             // move swapped within a scan): 954, 947, 949: 926 -> 947. A lift read before
             // the previous move landed, the square filled again since (a flicker), is
-            // not the move's: the next one is: 954, 948, 950: 947 -> 948.
-            Variant::Occupancy => 948,
+            // not the move's: the next one is: 954, 948, 950: 947 -> 948. A fill counts
+            // as where a piece went only once it left its square, and a move in progress
+            // leaves no piece standing on a square read empty as it began: 954, 949,
+            // 950: 948 -> 949.
+            Variant::Occupancy => 949,
         }
     }
 
