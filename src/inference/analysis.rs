@@ -14,8 +14,10 @@ use super::config::Mode;
 use super::engine::{Ambiguity, Engine, FirstLift, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
+use super::pending::PendingMoves;
 use super::search::{
-    Evidence, Explanation, MAX_COUNTED, explain, extend, fresh_read_passed, moved_elsewhere,
+    Evidence, Explanation, MAX_COUNTED, explain, extend, fresh_read_passed, landing,
+    moved_elsewhere,
 };
 
 /// How many times one stable board may be explained further after moves were recorded
@@ -619,6 +621,20 @@ impl Engine {
                 self.report_ambiguity(None);
                 true
             }
+            // The one explanation, a move in progress after its moves, whose moves put a
+            // piece on a square the board never read changing: nothing shows them but
+            // what the move in progress hides (two knights of either side read lifted in
+            // one scan: Nd6 Nc8 with Nxc8 under way, d6 and c8 never read). The board
+            // is part-way, not shown the moves: nothing is recorded until it shows more.
+            Explanation::Found {
+                ref moves,
+                plies,
+                complete: false,
+                ..
+            } if moves.len() == plies && self.lands_unread(moves, correction) => {
+                self.pending_sequence(moves, correction);
+                true
+            }
             Explanation::Found {
                 moves, complete, ..
             } => {
@@ -691,6 +707,46 @@ impl Engine {
                 true
             }
         }
+    }
+
+    /// Whether `moves` (from the recorded position, or the one before it when
+    /// `correction`) put a piece on a square the board never read changing since it
+    /// showed that position. (After lost updates every square counts as changed: see
+    /// `updates_lost`. Occupancy-only boards have their own landing rules.)
+    fn lands_unread(&self, moves: &[Move], correction: bool) -> bool {
+        let Some(start) = self.sequences_start(correction) else {
+            return false;
+        };
+        if self.config.occupancy_only {
+            return false;
+        }
+        let shown = match correction {
+            true => self.previous_anchor,
+            false => self.anchor,
+        };
+        let seen = self.seen_since(shown);
+        let mut pos = start.clone();
+        moves.iter().any(|&mv| {
+            let squares = landing(mv, pos.turn());
+            pos.play_unchecked(mv);
+            (squares & !seen).any()
+        })
+    }
+
+    /// Reports the board as part-way through `moves` (the first replacing the last
+    /// move when `correction`): their first move is pending.
+    fn pending_sequence(&mut self, moves: &[Move], correction: bool) {
+        let origin = match correction {
+            true => Origin::Correction,
+            false => Origin::Current,
+        };
+        let start = self.sequences_start(correction).cloned();
+        let (Some(&first), Some(start)) = (moves.first(), start) else {
+            return;
+        };
+        let mut candidates = PendingMoves::with_capacity(1);
+        candidates.push(first, origin, &start);
+        self.events.push_back(Event::Pending { candidates });
     }
 
     /// `found` (sequences from `start`) without those whose first move is not `first`:

@@ -396,9 +396,14 @@ impl Engine {
     /// Squares that changed since the board first showed the last recorded move, or
     /// differ from it now.
     pub(super) fn seen(&self) -> Bitboard {
+        self.seen_since(self.anchor)
+    }
+
+    /// Squares that changed since `from`, or differ from the recorded position now.
+    pub(super) fn seen_since(&self, from: Duration) -> Bitboard {
         let changed: Bitboard = Square::ALL
             .into_iter()
-            .filter(|sq| self.changed_at[sq.to_usize()].is_some_and(|t| t >= self.anchor))
+            .filter(|sq| self.changed_at[sq.to_usize()].is_some_and(|t| t >= from))
             .collect();
         changed | self.diff
     }
