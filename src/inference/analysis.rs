@@ -16,8 +16,8 @@ use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::pending::PendingMoves;
 use super::search::{
-    Evidence, Explanation, MAX_COUNTED, explain, extend, fresh_read_passed, landing,
-    moved_elsewhere,
+    Evidence, Explanation, MAX_COUNTED, capture_square, explain, extend, fresh_read_passed,
+    landing, moved_elsewhere,
 };
 
 /// How many times one stable board may be explained further after moves were recorded
@@ -621,11 +621,12 @@ impl Engine {
                 self.report_ambiguity(None);
                 true
             }
-            // The one explanation, a move in progress after its moves, whose moves put a
-            // piece on a square the board never read changing: nothing shows them but
-            // what the move in progress hides (two knights of either side read lifted in
-            // one scan: Nd6 Nc8 with Nxc8 under way, d6 and c8 never read). The board
-            // is part-way, not shown the moves: nothing is recorded until it shows more.
+            // The one explanation, a move in progress after its moves, one of whose moves
+            // put a piece on a square the board never read changing, where it stood
+            // through the reply: the board has not shown it (two knights of either side
+            // read lifted in one scan: Nd6 Nc8 with Nxc8 under way, the knight on d6
+            // never read while Black moved). The board is part-way: nothing is recorded
+            // until it shows more.
             Explanation::Found {
                 ref moves,
                 plies,
@@ -709,10 +710,15 @@ impl Engine {
         }
     }
 
-    /// Whether `moves` (from the recorded position, or the one before it when
+    /// Whether one of `moves` (from the recorded position, or the one before it when
     /// `correction`) put a piece on a square the board never read changing since it
-    /// showed that position. (After lost updates every square counts as changed: see
-    /// `updates_lost`. Occupancy-only boards have their own landing rules.)
+    /// showed that position, and the move after it (a reply) did not take it there:
+    /// that piece stood through the reply unread. A piece placed and taken at once,
+    /// within a scan, is often never read (c4 with dxc4 under way, the pawn on c4
+    /// removed first); one standing while the other side makes a whole move is. The
+    /// last of them leaves its piece to the move in progress after it, which can only
+    /// take it. (After lost updates every square counts as changed: see `updates_lost`.
+    /// Occupancy-only boards have their own landing rules.)
     fn lands_unread(&self, moves: &[Move], correction: bool) -> bool {
         let Some(start) = self.sequences_start(correction) else {
             return false;
@@ -726,10 +732,13 @@ impl Engine {
         };
         let seen = self.seen_since(shown);
         let mut pos = start.clone();
-        moves.iter().any(|&mv| {
-            let squares = landing(mv, pos.turn());
+        moves.iter().enumerate().any(|(i, &mv)| {
+            let unread = landing(mv, pos.turn()) & !seen;
             pos.play_unchecked(mv);
-            (squares & !seen).any()
+            moves.get(i + 1).is_some_and(|&reply| {
+                let taken = capture_square(reply);
+                unread.into_iter().any(|sq| taken != Some(sq))
+            })
         })
     }
 

@@ -32,7 +32,7 @@ use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
 
 pub(crate) use self::fresh::fresh_read_passed;
-pub(crate) use self::moves::{landing, moved_elsewhere};
+pub(crate) use self::moves::{capture_square, landing, moved_elsewhere};
 
 /// Most explanations collected per depth. (A search one move deeper than a weak
 /// explanation goes on after that for one that explains the board whole.)

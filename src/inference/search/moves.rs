@@ -38,7 +38,7 @@ pub(crate) fn landing(mv: Move, color: Color) -> Bitboard {
 }
 
 /// The square of the piece `mv` captures: its destination, or beside it en passant.
-pub(super) fn capture_square(mv: Move) -> Option<Square> {
+pub(crate) fn capture_square(mv: Move) -> Option<Square> {
     match mv {
         Move::Normal {
             capture: Some(_),
