@@ -6,7 +6,11 @@
 //! moves missing from the record) and phantom moves (recorded moves not in the source),
 //! lists every such case with its seed, game, ply and the nearest link gap or restart,
 //! checks that every restored core equals the one that crashed, and samples the
-//! process's resident memory. A simulated arbiter answers each ambiguity the boards
+//! process's resident memory. Beside that count (the record against the source up to
+//! their first difference, so one missing stretch counts every later ply twice), the
+//! record is aligned with the source ([`alignment`]): moves missing and moves not played,
+//! and of the missing those no board reading could show (a round trip of which the daemon
+//! read nothing but pieces lifted, as while the link or the daemon was down). A simulated arbiter answers each ambiguity the boards
 //! report, [`ARBITER_DELAY`] later, with the one operator action for it (pick the
 //! engine's candidate that the scoresheet shows); its interventions are counted apart.
 //! A game is compared with its source once the board has read its end: a game ended
@@ -30,12 +34,15 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use alignment::{Stretch, Verdict};
 use boardcast::board::{BoardCommand, GameState};
 use boardcast::inference::{Choice, EngineConfig, Event};
 use boardcast::journal::{JournaledCore, Rebuilder, file};
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
 use boardcast_simulator::rng::Rng;
 use boardcast_simulator::{Noise, Script, SimConfig, Simulation, StyleMix};
+use shakmaty::san::SanPlus;
+use shakmaty::{Chess, Color, Position};
 
 const FILES: [&str; 2] = ["lichess_db_1000k", "twic1599_1000k"];
 /// Probability per move of each noise kind, as in the corpus test.
@@ -65,6 +72,7 @@ const SLICE: Duration = Duration::from_secs(60);
 /// Memory is sampled this often (simulated).
 const SAMPLE_EVERY: Duration = Duration::from_secs(600);
 
+mod alignment;
 mod counting;
 
 #[global_allocator]
@@ -137,6 +145,10 @@ struct Board {
     /// The current game's start, its moves' last actions and what interrupted it.
     started_at: Duration,
     completed: Vec<Duration>,
+    /// The board after each move, as the board reads it, and every board the core was
+    /// shown, with when: what the alignment needs to tell a stretch no reading showed.
+    boards_after: Vec<String>,
+    readings: Vec<(Duration, String)>,
     /// When each recorded move (by ply) was last written, made or corrected: a wrong
     /// entry may be written long after the move it stands for was played (moves read
     /// live, retracted after a later gap and recorded again otherwise).
@@ -218,7 +230,15 @@ struct Tally {
     plies: usize,
     lost: usize,
     phantom: usize,
-    cases: Vec<String>,
+    /// Each differing game's case line and the line of its alignment.
+    cases: Vec<(String, String)>,
+    /// The record aligned with the source: source plies missing (those never made on the
+    /// board among them), recorded plies not played, and missing plies no board reading
+    /// could show.
+    missing: usize,
+    never_made: usize,
+    not_played: usize,
+    invisible: usize,
     /// Differing games by what came near the first difference and whether the record
     /// stopped there or took another move: (games, lost, phantom).
     kinds: BTreeMap<(&'static str, &'static str), (usize, usize, usize)>,
@@ -463,6 +483,8 @@ impl Board {
     fn start(&mut self, games: &[Game], index: usize, base_seed: u64) {
         self.started_at = self.run.now();
         self.completed.clear();
+        self.boards_after.clear();
+        self.readings.clear();
         self.written.clear();
         self.interruptions.clear();
         self.arbiter = None;
@@ -538,7 +560,7 @@ impl Board {
             entry.0 += 1;
             entry.1 += lost;
             entry.2 += phantom;
-            tally.cases.push(format!(
+            let case = format!(
                 "board {} seed {:#x} {} (started at {:.1} s): first difference at ply {}: source \
                  {:?}, recorded {:?}; {lost} lost, {phantom} phantom; {near} ({details}); ends \
                  {:?}{}",
@@ -551,8 +573,94 @@ impl Board {
                 recorded.get(common),
                 self.run.core().game_status().state,
                 stuck.map(|s| format!("; stuck: {s}")).unwrap_or_default()
-            ));
+            );
+            let aligned = self.align(game, &recorded, tally);
+            tally.cases.push((case, aligned));
         }
+    }
+
+    /// Aligns the record with the source, adds it to the tally and describes it: each
+    /// missing stretch, invisible or why not.
+    fn align(&self, game: &Game, recorded: &[String], tally: &mut Tally) -> String {
+        let source = plies(game.script.start(), game.script.moves());
+        let record = recorded_plies(game.script.start(), recorded);
+        let made: Vec<(Duration, String)> = self
+            .completed
+            .iter()
+            .copied()
+            .zip(self.boards_after.iter().cloned())
+            .collect();
+        // The sensor reads the squares in order over a scan and reports at its end: a
+        // change is read in the scan in progress or the next one, at most two scans later.
+        let lag = 2 * sim_config(self.seed).scan_period;
+        let aligned = alignment::align(&source, &record, &made, &self.readings, lag);
+        let missing = aligned.missing_plies();
+        tally.missing += missing;
+        tally.not_played += aligned.not_played;
+        tally.invisible += aligned.invisible_plies();
+        for stretch in &aligned.missing {
+            let made = made.len().max(stretch.first);
+            tally.never_made += (stretch.last + 1).saturating_sub(made);
+        }
+        let stretches: Vec<String> = aligned
+            .missing
+            .iter()
+            .map(|stretch| self.describe(game, stretch))
+            .collect();
+        format!(
+            "aligned: {missing} missing, {} not played{}{}",
+            aligned.not_played,
+            if stretches.is_empty() { "" } else { "; " },
+            stretches.join("; ")
+        )
+    }
+
+    /// A missing stretch: its plies (1-based) and moves, and its verdict.
+    fn describe(&self, game: &Game, stretch: &Stretch) -> String {
+        let moves = |first: usize, last: usize| {
+            let sans = &game.sans[first..=last];
+            let shown = sans.iter().take(8).cloned().collect::<Vec<_>>().join(" ");
+            let more = if sans.len() > 8 { " ..." } else { "" };
+            format!("plies {}-{} ({shown}{more})", first + 1, last + 1)
+        };
+        let own = moves(stretch.first, stretch.last);
+        let why = match stretch.verdict {
+            Verdict::Invisible { first, last } => {
+                let place = match (first, last) == (stretch.first, stretch.last) {
+                    true => String::new(),
+                    false => format!(", the same record as without {}", moves(first, last)),
+                };
+                // What kept the daemon from reading it: the gaps and restarts from the
+                // end of the ply before it to the end of its last.
+                let (from, to) = (self.completed[first - 1], self.completed[last]);
+                let downs: Vec<String> = self
+                    .interruptions
+                    .iter()
+                    .filter(|(_, start, end)| *start <= to && *end >= from)
+                    .map(|(cause, start, end)| {
+                        format!(
+                            "{cause:?} at {:.1} s for {:.1} s",
+                            start.as_secs_f64(),
+                            (*end - *start).as_secs_f64()
+                        )
+                    })
+                    .collect();
+                format!(
+                    "invisible{place}: a round trip, plies finished at {:.1}-{:.1} s, of \
+                     which no board read showed more than pieces lifted ({})",
+                    self.completed[first].as_secs_f64(),
+                    to.as_secs_f64(),
+                    downs.join(", ")
+                )
+            }
+            Verdict::Replaced => "other moves recorded in their place".to_string(),
+            Verdict::NeverMade => {
+                "not all made on the board (the game was given up first)".to_string()
+            }
+            Verdict::Seen => "a round trip, but a board read shows a ply of it".to_string(),
+            Verdict::NotRoundTrip => "not a round trip".to_string(),
+        };
+        format!("{own} {why}")
     }
 
     /// What interrupted the game near the first difference, after `common` moves were
@@ -609,6 +717,52 @@ impl Board {
             .collect();
         (label, details.join(", "))
     }
+}
+
+/// A ply as the alignment compares it: the move, and the placement and side to move it
+/// was made in (none where the record could not be replayed: it matches nothing).
+struct Ply {
+    san: String,
+    at: Option<(shakmaty::Board, Color)>,
+}
+
+impl PartialEq for Ply {
+    fn eq(&self, other: &Ply) -> bool {
+        self.san == other.san && self.at.is_some() && self.at == other.at
+    }
+}
+
+/// The source's plies.
+fn plies(start: &Chess, moves: &[shakmaty::Move]) -> Vec<Ply> {
+    let mut pos = start.clone();
+    moves
+        .iter()
+        .map(|m| {
+            let at = Some((pos.board().clone(), pos.turn()));
+            let san = SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string();
+            Ply { san, at }
+        })
+        .collect()
+}
+
+/// The recorded plies, replayed from the game's start.
+fn recorded_plies(start: &Chess, recorded: &[String]) -> Vec<Ply> {
+    let mut pos = Some(start.clone());
+    recorded
+        .iter()
+        .map(|san| {
+            let at = pos.as_ref().map(|p| (p.board().clone(), p.turn()));
+            let played = pos.take().and_then(|p| {
+                let m = san.parse::<SanPlus>().ok()?.san.to_move(&p).ok()?;
+                p.play(m).ok()
+            });
+            pos = played;
+            Ply {
+                san: san.clone(),
+                at,
+            }
+        })
+        .collect()
 }
 
 fn hash(text: &str) -> u64 {
@@ -706,6 +860,8 @@ fn main() {
                 journal,
                 started_at: Duration::ZERO,
                 completed: Vec::new(),
+                boards_after: Vec::new(),
+                readings: Vec::new(),
                 written: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
@@ -779,6 +935,8 @@ fn main() {
                     .max(board.run.now());
                 let tracing = board.tracing();
                 let completed = &mut board.completed;
+                let boards_after = &mut board.boards_after;
+                let readings = &mut board.readings;
                 let written = &mut board.written;
                 let arbiter = &mut board.arbiter;
                 let traced = &mut board.traced;
@@ -795,7 +953,11 @@ fn main() {
                         }
                     }
                     match seen {
-                        Seen::Report(report) => completed.push(report.completed_at),
+                        Seen::Observed(raw) => readings.push((now, raw.to_text())),
+                        Seen::Report(report) => {
+                            completed.push(report.completed_at);
+                            boards_after.push(report.board);
+                        }
                         Seen::Event(
                             Event::MoveMade { ply, .. } | Event::MoveCorrected { ply, .. },
                         ) if ply > 0 => {
@@ -871,6 +1033,11 @@ fn main() {
         tally.cases.len()
     );
     println!(
+        "aligned: {} missing ({} invisible: no board reading shows them), {} not played; \
+         of the missing, {} never made on the board (games given up first)",
+        tally.missing, tally.invisible, tally.not_played, tally.never_made
+    );
+    println!(
         "arbiter interventions (an ambiguity resolved from the scoresheet, {} s after it \
          was reported): {}; ambiguities whose candidates missed the moves played: {} in {} \
          games",
@@ -893,8 +1060,9 @@ fn main() {
     for ((near, kind), (count, lost, phantom)) in &tally.kinds {
         println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");
     }
-    for case in &tally.cases {
+    for (case, aligned) in &tally.cases {
         println!("  {case}");
+        println!("    {aligned}");
     }
     if restarts_on {
         println!(

@@ -25,3 +25,7 @@ mod push;
 mod record;
 mod replug;
 mod scenarios;
+/// The soak's alignment of a record with its source: a bench runs without the test
+/// harness, so its unit tests run here.
+#[path = "../benches/alignment/mod.rs"]
+mod soak_alignment;
