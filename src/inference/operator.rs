@@ -303,6 +303,16 @@ impl Engine {
                         replaced; moves after this one may be missing";
             let _ = finished.add_comment(ply, note);
         }
+        // Its last moves were the fewest that explain a board read after lost updates,
+        // and no move read since confirmed them: pieces may have gone away and back
+        // meanwhile, other moves or another number of them (see `unconfirmed`). The
+        // record says so (an arbiter checks them against the scoresheet); a game its
+        // end decides (mate, stalemate) has confirmed its side to move.
+        if self.unconfirmed.is_some_and(|u| u.ply < ply) && !finished.is_over() {
+            let note = "unconfirmed: the moves since updates were lost are the fewest that \
+                        explain the board read then, and no move read since confirmed them";
+            let _ = finished.add_comment(ply, note);
+        }
         self.replaced.push_back(finished);
         self.replace_record(record, setup);
         self.events.push_back(Event::NewGame { setup });
