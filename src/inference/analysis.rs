@@ -726,11 +726,7 @@ impl Engine {
         if self.config.occupancy_only {
             return false;
         }
-        let shown = match correction {
-            true => self.previous_anchor,
-            false => self.anchor,
-        };
-        let seen = self.seen_since(shown);
+        let seen = self.seen_since(self.sequences_shown(correction));
         let mut pos = start.clone();
         moves.iter().enumerate().any(|(i, &mv)| {
             let unread = landing(mv, pos.turn()) & !seen;
@@ -749,12 +745,11 @@ impl Engine {
             true => Origin::Correction,
             false => Origin::Current,
         };
-        let start = self.sequences_start(correction).cloned();
-        let (Some(&first), Some(start)) = (moves.first(), start) else {
+        let (Some(&first), Some(start)) = (moves.first(), self.sequences_start(correction)) else {
             return;
         };
         let mut candidates = PendingMoves::with_capacity(1);
-        candidates.push(first, origin, &start);
+        candidates.push(first, origin, start);
         self.events.push_back(Event::Pending { candidates });
     }
 
@@ -816,6 +811,15 @@ impl Engine {
         }
     }
 
+    /// When the board first showed the position the sequences start from (see
+    /// `sequences_start`): the last move's, or the one before it for a correction.
+    pub(super) fn sequences_shown(&self, correction: bool) -> Duration {
+        match correction {
+            true => self.previous_anchor,
+            false => self.anchor,
+        }
+    }
+
     /// Whether the sequences of `ambiguity` all end in the same position (a pawn's one
     /// step captured at once and its two steps taken en passant; moves made in another
     /// order), so that the moves made next can never tell them apart.
@@ -859,10 +863,7 @@ impl Engine {
         let Some(from) = self.sequences_start(open.correction).cloned() else {
             return false;
         };
-        let anchor = match open.correction {
-            true => self.previous_anchor,
-            false => self.anchor,
-        };
+        let anchor = self.sequences_shown(open.correction);
         let evidence = self.evidence_from(anchor.saturating_sub(self.config.settle));
         let mut survivors: Vec<(Vec<Move>, bool)> = Vec::new();
         let mut exhaustive = true;

@@ -95,10 +95,7 @@ impl Engine {
         let count = reported.len();
         // The picked moves were played after the board showed the position they start
         // from: the one before the last move, for a correction of it.
-        let played_after = match ambiguity.correction {
-            true => self.previous_anchor,
-            false => self.anchor,
-        };
+        let played_after = self.sequences_shown(ambiguity.correction);
         match (ambiguity.sequences.get(index), ambiguity.takeback) {
             (Some(moves), _) => {
                 self.record_sequence(moves, ambiguity.correction);
