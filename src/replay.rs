@@ -67,14 +67,7 @@ pub fn replay_bus(
     timing: Option<BusTiming>,
     config: EngineConfig,
 ) -> Vec<(BusAddress, Replayed)> {
-    let bus = match timing {
-        Some(t) => BusConfig {
-            silence_timeout: t.silence_timeout,
-            startup_delay: t.startup_delay,
-            ..BusConfig::default()
-        },
-        None => BusConfig::default(),
-    };
+    let bus = timing.map_or_else(BusConfig::default, BusConfig::from);
     let mut session = BusSession::new(bus.clone(), Duration::ZERO);
     let mut requests = BusCommandDecoder::new();
     let mut boards: Vec<(BusAddress, Replayer)> = Vec::new();

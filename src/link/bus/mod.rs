@@ -136,11 +136,7 @@ impl BusWorker {
 
     /// Serves an open port until it fails or the daemon stops; returns why it ended.
     fn serve(&mut self, port: &mut TTYPort) -> String {
-        let config = BusConfig {
-            silence_timeout: self.spec.link.silence_timeout,
-            startup_delay: self.spec.link.startup_delay,
-            ..BusConfig::default()
-        };
+        let config = BusConfig::from(self.timing());
         let opened = self.now();
         let mut session = BusSession::new(config, opened);
         for address in self.members.keys() {
@@ -302,11 +298,7 @@ impl BusWorker {
         let Some(dir) = &self.spec.link.record_dir else {
             return;
         };
-        let timing = BusTiming {
-            silence_timeout: self.spec.link.silence_timeout,
-            startup_delay: self.spec.link.startup_delay,
-        };
-        match Recorder::create_bus(dir, &self.spec.path, timing) {
+        match Recorder::create_bus(dir, &self.spec.path, self.timing()) {
             Ok(recorder) => {
                 tracing::info!(port = %self.spec.path.display(), file = %recorder.path().display(), "recording the bus");
                 self.recorder = Some(recorder);
@@ -316,6 +308,15 @@ impl BusWorker {
                 "cannot record in {}: {e}",
                 dir.display()
             ),
+        }
+    }
+
+    /// The bus session's timing from the link settings (`run --silence-timeout`), which
+    /// the line's recording keeps for its replay.
+    fn timing(&self) -> BusTiming {
+        BusTiming {
+            silence_timeout: self.spec.link.silence_timeout,
+            startup_delay: self.spec.link.startup_delay,
         }
     }
 

@@ -29,6 +29,7 @@ use boardcast_protocol::{
 };
 
 use crate::link::session::LinkState;
+use crate::recording::BusTiming;
 
 /// Every board answers a broadcast ping within this long (§1.9).
 const PING_WINDOW: Duration = Duration::from_millis(1100);
@@ -71,6 +72,17 @@ impl Default for BusConfig {
             silence_timeout: Duration::from_secs(3),
             clock_poll: Duration::from_secs(1),
             no_clock_poll: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A recorded line's session runs with the timing it was recorded with.
+impl From<BusTiming> for BusConfig {
+    fn from(timing: BusTiming) -> Self {
+        BusConfig {
+            silence_timeout: timing.silence_timeout,
+            startup_delay: timing.startup_delay,
+            ..BusConfig::default()
         }
     }
 }
