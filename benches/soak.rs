@@ -634,9 +634,7 @@ impl Board {
                 // end of the ply before it to the end of its last.
                 let (from, to) = (self.completed[first - 1], self.completed[last]);
                 let downs: Vec<String> = self
-                    .interruptions
-                    .iter()
-                    .filter(|(_, start, end)| *start <= to && *end >= from)
+                    .overlapping(from, to)
                     .map(|(cause, start, end)| {
                         format!(
                             "{cause:?} at {:.1} s for {:.1} s",
@@ -663,6 +661,17 @@ impl Board {
         format!("{own} {why}")
     }
 
+    /// The game's link gaps and restarts that overlap the time from `from` to `to`.
+    fn overlapping(
+        &self,
+        from: Duration,
+        to: Duration,
+    ) -> impl Iterator<Item = &(Cause, Duration, Duration)> {
+        self.interruptions
+            .iter()
+            .filter(move |(_, start, end)| *start <= to && *end >= from)
+    }
+
     /// What interrupted the game near the first difference, after `common` moves were
     /// recorded right: a link gap or restart that overlaps the time from the last right
     /// move's last action to [`NEAR`] after the next move's (or the game's end), or after
@@ -686,11 +695,7 @@ impl Board {
             false => played,
         };
         let to = played.max(written) + NEAR;
-        let near: Vec<&(Cause, Duration, Duration)> = self
-            .interruptions
-            .iter()
-            .filter(|(_, start, end)| *start <= to && *end >= from)
-            .collect();
+        let near: Vec<&(Cause, Duration, Duration)> = self.overlapping(from, to).collect();
         let has = |cause| near.iter().any(|(c, _, _)| *c == cause);
         let label = match (has(Cause::Gap), has(Cause::Restart)) {
             (false, false) => "no gap or restart near",
