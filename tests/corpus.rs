@@ -121,8 +121,10 @@ impl Variant {
             // not the move's: the next one is: 954, 948, 950: 947 -> 948. A fill counts
             // as where a piece went only once it left its square, and a move in progress
             // leaves no piece standing on a square read empty as it began: 954, 949,
-            // 950: 948 -> 949.
-            Variant::Occupancy => 949,
+            // 950: 948 -> 949. A capture's piece in the hand first is put down within a
+            // second of its victim's removal (a square read empty longer is a piece
+            // held there): 954, 950, 952: 949 -> 950.
+            Variant::Occupancy => 950,
         }
     }
 

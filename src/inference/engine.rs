@@ -28,7 +28,7 @@ use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware, pi
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
-use super::search::{Explanation, Since, explain, landing, moved_elsewhere};
+use super::search::{Explanation, Since, explain, landing, moved_elsewhere, put_down};
 use super::unconfirmed::Unconfirmed;
 use crate::game::{GameRecord, Status, Termination};
 
@@ -540,6 +540,8 @@ impl Engine {
     /// the last recorded move was shown and after the square was seen emptied. A change
     /// read in the same scan as the lift is not that piece landing (e.g. the last move's
     /// pawn landing on the square while the would-be capturer's square flickers empty).
+    /// Nor is a filling read later than `put_down` allows after the piece left and the
+    /// square emptied (a piece of the side to reply held there, see `PUT_DOWN`).
     /// Quiet moves, and any move on a board that reads piece codes, need no such evidence.
     pub(super) fn landed(&self, c: &Candidate) -> bool {
         if !self.config.occupancy_only {
@@ -565,6 +567,7 @@ impl Engine {
                 landed > lifted
                     && landed > self.anchor
                     && landed > emptied
+                    && (self.lost_updates || put_down(lifted, emptied, landed, self.config.settle))
                     && !self.lifted_before_last_landed(lifted, c.mv.to())
             }
             _ => false,

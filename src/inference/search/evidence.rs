@@ -13,6 +13,27 @@ use crate::inference::codes::{
     Codes, EMPTY, diff, move_effect, move_squares, normalize, occupied, piece_code,
 };
 
+/// How long after a capturing piece is in the hand and its victim off the board the piece
+/// is put down: a player captures in one motion (the simulator's capture styles take at
+/// most 0.9 s between the later of the two and the landing). A square of the victim read
+/// empty longer and filled again is a piece held there: one of the side to reply, lifted
+/// and put back while the capture was swapped elsewhere within a scan (Bxh3 read for
+/// Bxf3, the pawn on h3 held 2.6 s).
+const PUT_DOWN: Duration = Duration::from_secs(1);
+
+/// Whether a capture's piece, read lifted at `lifted`, can have landed at `landed` on the
+/// square read emptied at `emptied`: when the piece was in the hand first, it is put
+/// down within `PUT_DOWN` (and a scan's slack) of the victim's removal. A victim taken
+/// off first may lie off the board any time before the piece is lifted.
+pub(crate) fn put_down(
+    lifted: Duration,
+    emptied: Duration,
+    landed: Duration,
+    scan: Duration,
+) -> bool {
+    emptied < lifted || landed <= emptied + PUT_DOWN + scan
+}
+
 impl Search<'_> {
     /// On an occupancy-only board, whether `mv`, replacing the last move (`skip_first`),
     /// a quiet move, by the same piece to another square, was read landing there (its
@@ -46,6 +67,9 @@ impl Search<'_> {
     /// (lifted at `next_lift`), the landing is read no later than a scan after that lift,
     /// as `landed_by` has it for the squares a move fills: a player replies to a finished
     /// move, so a filling read later (the square flickering during the reply) is none.
+    /// A piece in the hand before its victim was taken off is put down soon after
+    /// (`put_down`, readings continuous): a square read empty longer is a piece held
+    /// there, no landing.
     pub(super) fn capture_landed(
         &self,
         step: &Step,
@@ -61,10 +85,16 @@ impl Search<'_> {
             return true;
         };
         let history = self.evidence.history;
+        let scan = self.evidence.scan;
+        let Some(emptied) = history.left(to, after) else {
+            return false;
+        };
         history
-            .left(to, after)
-            .and_then(|emptied| history.filled(to, emptied.max(step.lift)))
-            .is_some_and(|at| next_lift.is_none_or(|next| at <= next + self.evidence.scan))
+            .filled(to, emptied.max(step.lift))
+            .is_some_and(|at| {
+                next_lift.is_none_or(|next| at <= next + scan)
+                    && (!self.evidence.continuous() || put_down(step.lift, emptied, at, scan))
+            })
     }
 
     /// The squares empty on `codes` (where the search starts) and read filling since the
