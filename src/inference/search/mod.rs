@@ -14,6 +14,9 @@ mod dfs;
 mod evidence;
 mod fresh;
 mod moves;
+mod none;
+#[cfg(test)]
+mod none_tests;
 mod seen;
 #[cfg(test)]
 mod tests;
@@ -44,6 +47,12 @@ const MAX_NODES: usize = 50_000;
 /// Positions whose moves `seen_moves_reach` generates before it gives up (the search then
 /// runs as if it had not been asked).
 const PROOF_NODES: usize = 1_000;
+/// The depth from which a search that found nothing first tries to prove that nothing
+/// is found deeper either (see `none`): from there on its positions number thousands.
+const NONE_DEPTH: usize = 3;
+/// Positions whose moves that proof generates before it gives up (the search then runs
+/// as if it had not been tried): a board it settles takes a few dozen.
+const NONE_NODES: usize = 200;
 /// Pieces that may be in the hands at once in a move in progress (a capture).
 const MAX_LIFTED: usize = 2;
 
@@ -201,6 +210,16 @@ pub(crate) fn explain(
     // before their last move was read landing (see `choose_between`), and their length.
     let mut strained: Option<(Vec<Sequence>, usize)> = None;
     for plies in 1..=max_plies {
+        // Nothing found so far: when no sequence this long or longer can be accepted
+        // either (a king the board shows beyond its side's reach), nothing explains the
+        // board, as the search would find visiting all of them (or up to its cap).
+        if plies == NONE_DEPTH && weak.is_none() && strained.is_none() && !occupancy_only {
+            let (mut budget, mut found, mut visited) = (NONE_NODES, Vec::new(), 0);
+            let search = Search::new(target, evidence, false, &mut found, &mut visited);
+            if search.none_explain(start, &codes, plies, max_plies, &mut budget) {
+                return Explanation::Nothing;
+            }
+        }
         // One move deeper than a weak explanation the search comes back with the weak
         // one unless it finds one that explains the board whole (below: complete, and
         // every square it changes seen to change). When no sequence of moves on squares
