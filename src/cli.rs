@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, Parser, Subcommand};
 
 use crate::inference::{EngineConfig, Mode};
 
@@ -176,6 +177,46 @@ impl InferenceArgs {
     }
 }
 
+/// The inference options by their argument ids (the field names).
+const INFERENCE_IDS: [&str; 5] = [
+    "settle_ms",
+    "occupancy_only",
+    "tournament",
+    "search_plies",
+    "auto_reanchor",
+];
+
+impl InferenceArgs {
+    /// `base` with each of these options that `matches` (the subcommand's) shows given on
+    /// the command line in its place, and the options so given, as written.
+    pub fn engine_config_over(
+        &self,
+        base: EngineConfig,
+        matches: &ArgMatches,
+    ) -> (EngineConfig, Vec<String>) {
+        let given: Vec<&str> = INFERENCE_IDS
+            .into_iter()
+            .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+            .collect();
+        let ours = self.engine_config();
+        let mut config = base;
+        for id in &given {
+            match *id {
+                "settle_ms" => config.settle = ours.settle,
+                "occupancy_only" => config.occupancy_only = ours.occupancy_only,
+                "tournament" => config.mode = ours.mode,
+                "search_plies" => config.max_search_plies = ours.max_search_plies,
+                _ => config.auto_reanchor = ours.auto_reanchor,
+            }
+        }
+        let written = given
+            .iter()
+            .map(|id| format!("--{}", id.replace('_', "-")))
+            .collect();
+        (config, written)
+    }
+}
+
 /// Options of `boardcast replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -188,7 +229,8 @@ pub struct ReplayArgs {
     /// Print every inference event, with its time, before the PGN.
     #[arg(long)]
     pub events: bool,
-    /// Inference settings (use the ones the recording was made with).
+    /// Inference settings: a recording names the ones it was made with and replays with
+    /// them; an option given here takes the place of the recorded one.
     #[command(flatten)]
     pub inference: InferenceArgs,
 }
@@ -217,4 +259,73 @@ pub struct DemoArgs {
 /// A `--nats` URL, checked (see [`crate::output::nats::servers`]) and kept as given.
 fn nats_url(url: &str) -> Result<String, String> {
     crate::output::nats::servers(url).map(|_| url.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, FromArgMatches};
+
+    use super::*;
+
+    fn replay_over(args: &[&str], base: EngineConfig) -> (EngineConfig, Vec<String>) {
+        let matches = Cli::command()
+            .try_get_matches_from(["boardcast", "replay", "x.rec"].iter().chain(args))
+            .expect("parses");
+        let Command::Replay(replay) = Cli::from_arg_matches(&matches).expect("args").command else {
+            panic!("replay");
+        };
+        let sub = matches.subcommand_matches("replay").expect("replay");
+        replay.inference.engine_config_over(base, sub)
+    }
+
+    #[test]
+    fn options_given_take_the_place_of_the_recorded_ones() {
+        let recorded = EngineConfig {
+            settle: Duration::from_millis(100),
+            mode: Mode::Tournament,
+            occupancy_only: true,
+            auto_reanchor: Some(Duration::from_secs(4)),
+            max_search_plies: 6,
+            ..EngineConfig::default()
+        };
+        // Nothing given: the recorded settings, defaults of the options notwithstanding.
+        assert_eq!(
+            replay_over(&[], recorded.clone()),
+            (recorded.clone(), vec![])
+        );
+        let (config, given) = replay_over(
+            &[
+                "--settle-ms",
+                "250",
+                "--search-plies",
+                "4",
+                "--auto-reanchor",
+                "9",
+            ],
+            recorded.clone(),
+        );
+        assert_eq!(
+            config,
+            EngineConfig {
+                settle: Duration::from_millis(250),
+                max_search_plies: 4,
+                auto_reanchor: Some(Duration::from_secs(9)),
+                ..recorded
+            }
+        );
+        assert_eq!(given, ["--settle-ms", "--search-plies", "--auto-reanchor"]);
+        let (config, given) = replay_over(
+            &["--tournament", "--occupancy-only"],
+            EngineConfig::default(),
+        );
+        assert_eq!(
+            config,
+            EngineConfig {
+                mode: Mode::Tournament,
+                occupancy_only: true,
+                ..EngineConfig::default()
+            }
+        );
+        assert_eq!(given, ["--occupancy-only", "--tournament"]);
+    }
 }

@@ -6,12 +6,13 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use tracing_subscriber::EnvFilter;
 
 use boardcast::cli::{Cli, Command, RelayArgs, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
+use boardcast::inference::EngineConfig;
 use boardcast::link::discovery::{DEFAULT_PATTERNS, DiscoveryConfig};
 use boardcast::link::plan::{self, BoardPlan, PlanError};
 use boardcast::link::session::LinkConfig;
@@ -28,7 +29,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = Cli::parse();
+    // The matches too: a replay needs to know which options were given, not defaulted.
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Simulate(args) => {
@@ -37,7 +40,10 @@ fn main() -> ExitCode {
         Command::Ports => ports::print_ports()
             .map(|_| ())
             .map_err(|e| (EXIT_FAILURE, format!("cannot list serial ports: {e}"))),
-        Command::Replay(args) => replay(&args),
+        Command::Replay(args) => {
+            let given = matches.subcommand_matches("replay").unwrap_or(&matches);
+            replay(&args, given)
+        }
         Command::Relay(args) => run_relay(&args),
         Command::Demo(args) => {
             demo::run(&args, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
@@ -107,23 +113,50 @@ fn run_relay(args: &RelayArgs) -> Result<(), (i32, String)> {
     relay::run(&config, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
 }
 
-fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
+/// The engine settings to replay `text` with: the ones the recording names (the defaults
+/// for one that names none), each option given on the command line taking the place of
+/// its recorded setting. Says which on stderr.
+fn replay_engine(
+    args: &ReplayArgs,
+    matches: &ArgMatches,
+    text: &str,
+) -> Result<EngineConfig, recording::ParseError> {
+    let recorded = recording::EngineSettings::read(text)?;
+    let named = recorded.is_some();
+    let (config, given) = args
+        .inference
+        .engine_config_over(recorded.unwrap_or_default(), matches);
+    let from = match (named, given.is_empty()) {
+        (true, true) => "as recorded".to_string(),
+        (true, false) => format!("as recorded but {}", given.join(", ")),
+        (false, true) => "the defaults (the recording names none)".to_string(),
+        (false, false) => format!("the recording names none; {} as given", given.join(", ")),
+    };
+    tracing::info!(
+        "replaying with engine settings {from}: {}",
+        recording::EngineSettings::line(&config).trim_start_matches("# engine ")
+    );
+    Ok(config)
+}
+
+fn replay(args: &ReplayArgs, matches: &ArgMatches) -> Result<(), (i32, String)> {
     let failed = |file: &Path, e: String| (EXIT_FAILURE, format!("{}: {e}", file.display()));
     let mut texts = Vec::new();
     for file in &args.files {
         let text = std::fs::read_to_string(file).map_err(|e| failed(file, e.to_string()))?;
         texts.push((file.as_path(), text));
     }
-    let engine = args.inference.engine_config();
     if let [(file, text)] = texts.as_slice() {
         if text.starts_with(journal::format::HEADER) {
-            let games = journal::replay(text.as_bytes(), engine)
+            let games = journal::replay(text.as_bytes(), args.inference.engine_config())
                 .map_err(|e| failed(file, e.to_string()))?;
             print!("{games}");
             return Ok(());
         }
         if text.starts_with(recording::BUS_HEADER) {
             let entries = recording::parse(text).map_err(|e| failed(file, e.to_string()))?;
+            let engine =
+                replay_engine(args, matches, text).map_err(|e| failed(file, e.to_string()))?;
             print!(
                 "{}",
                 replay::report_bus(
@@ -156,6 +189,11 @@ fn replay(args: &ReplayArgs) -> Result<(), (i32, String)> {
         }
         connections.push(entries);
     }
+    // One daemon run's recordings of a board: the first names the settings of them all.
+    let (file, text) = texts
+        .first()
+        .ok_or((EXIT_FAILURE, "no recording".to_string()))?;
+    let engine = replay_engine(args, matches, text).map_err(|e| failed(file, e.to_string()))?;
     let replayed = replay::replay(&connections, engine);
     print!("{}", replay::report(&replayed, args.events));
     Ok(())

@@ -27,11 +27,18 @@
 //! second line, `# link silence-timeout-ms N startup-delay-ms M` ([`BusTiming`]), keeps
 //! the session timing the line ran with: when a board counts as fallen silent decides
 //! what its core is told, so the replay's session must use the same.
+//!
+//! Both kinds keep the engine settings the daemon ran with ([`EngineSettings`]) on a line
+//! `# engine settle-ms 250 search-plies 4 mode casual occupancy-only no auto-reanchor-ms
+//! off hold-ms 30000`: a takeback in tournament mode or a shorter settle gives another
+//! game, so a replay runs with these unless its command line says otherwise.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use crate::inference::{EngineConfig, Mode};
 
 /// The first line of every recording.
 pub const HEADER: &str = "# boardcast recording v1";
@@ -74,6 +81,93 @@ impl BusTiming {
             silence_timeout: millis("silence-timeout-ms")?,
             startup_delay: millis("startup-delay-ms")?,
         })
+    }
+}
+
+/// The engine settings line of a recording, written and read back.
+pub struct EngineSettings;
+
+impl EngineSettings {
+    const PREFIX: &str = "# engine ";
+
+    /// The line naming `config`.
+    pub fn line(config: &EngineConfig) -> String {
+        let mode = match config.mode {
+            Mode::Casual => "casual",
+            Mode::Tournament => "tournament",
+        };
+        let reanchor = config
+            .auto_reanchor
+            .map_or_else(|| "off".to_string(), |d| d.as_millis().to_string());
+        format!(
+            "{}settle-ms {} search-plies {} mode {mode} occupancy-only {} auto-reanchor-ms \
+             {reanchor} hold-ms {}",
+            Self::PREFIX,
+            config.settle.as_millis(),
+            config.max_search_plies,
+            if config.occupancy_only { "yes" } else { "no" },
+            config.hold.as_millis(),
+        )
+    }
+
+    /// The settings a recording names: `Ok(None)` if it names none (recordings made
+    /// before they were kept ran with whatever the command line said); a setting missing
+    /// from the line keeps its default.
+    pub fn read(text: &str) -> Result<Option<EngineConfig>, ParseError> {
+        let Some((index, line)) = text
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| Some((i, l.strip_prefix(Self::PREFIX)?)))
+        else {
+            return Ok(None);
+        };
+        let error = |reason: String| ParseError {
+            line: index + 1,
+            reason,
+        };
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if !fields.len().is_multiple_of(2) {
+            return Err(error("expected engine settings as name-value pairs".into()));
+        }
+        let mut config = EngineConfig::default();
+        for pair in fields.chunks(2) {
+            let (name, value) = (pair[0], pair[1]);
+            let bad = || error(format!("bad value `{value}` for {name}"));
+            let millis = || {
+                value
+                    .parse::<u64>()
+                    .map(Duration::from_millis)
+                    .map_err(|_| bad())
+            };
+            match name {
+                "settle-ms" => config.settle = millis()?,
+                "search-plies" => config.max_search_plies = value.parse().map_err(|_| bad())?,
+                "mode" => {
+                    config.mode = match value {
+                        "casual" => Mode::Casual,
+                        "tournament" => Mode::Tournament,
+                        _ => return Err(bad()),
+                    }
+                }
+                "occupancy-only" => {
+                    config.occupancy_only = match value {
+                        "yes" => true,
+                        "no" => false,
+                        _ => return Err(bad()),
+                    }
+                }
+                "auto-reanchor-ms" => {
+                    config.auto_reanchor = match value {
+                        "off" => None,
+                        _ => Some(millis()?),
+                    }
+                }
+                "hold-ms" => config.hold = millis()?,
+                // A setting of a later version: this one cannot use it.
+                _ => {}
+            }
+        }
+        Ok(Some(config))
     }
 }
 
@@ -191,15 +285,22 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Starts a new recording for board `id` in `dir`; the file name carries the board
-    /// number and the wall-clock start, so restarts never overwrite an earlier one.
-    pub fn create(dir: &Path, id: usize) -> std::io::Result<Recorder> {
-        Self::create_named(dir, &format!("board-{id}"), HEADER)
+    /// Starts a new recording for board `id` in `dir`, run with `engine`; the file name
+    /// carries the board number and the wall-clock start, so restarts never overwrite an
+    /// earlier one.
+    pub fn create(dir: &Path, id: usize, engine: &EngineConfig) -> std::io::Result<Recorder> {
+        let header = format!("{HEADER}\n{}", EngineSettings::line(engine));
+        Self::create_named(dir, &format!("board-{id}"), &header)
     }
 
     /// Starts a new recording of the bus line on `port` in `dir`, named after the port
-    /// (letters and digits kept) and the wall-clock start, run with `timing`.
-    pub fn create_bus(dir: &Path, port: &Path, timing: BusTiming) -> std::io::Result<Recorder> {
+    /// (letters and digits kept) and the wall-clock start, run with `timing` and `engine`.
+    pub fn create_bus(
+        dir: &Path,
+        port: &Path,
+        timing: BusTiming,
+        engine: &EngineConfig,
+    ) -> std::io::Result<Recorder> {
         let mut name = String::from("bus");
         for c in port.to_string_lossy().chars() {
             let c = if c.is_ascii_alphanumeric() { c } else { '-' };
@@ -207,7 +308,11 @@ impl Recorder {
                 name.push(c);
             }
         }
-        let header = format!("{BUS_HEADER}\n{}", timing.line());
+        let header = format!(
+            "{BUS_HEADER}\n{}\n{}",
+            timing.line(),
+            EngineSettings::line(engine)
+        );
         Self::create_named(dir, name.trim_end_matches('-'), &header)
     }
 
@@ -269,7 +374,7 @@ mod tests {
     #[test]
     fn written_chunks_read_back() {
         let dir = std::env::temp_dir().join(format!("boardcast-rec-{}", std::process::id()));
-        let mut recorder = Recorder::create(&dir, 3).unwrap();
+        let mut recorder = Recorder::create(&dir, 3, &EngineConfig::default()).unwrap();
         recorder
             .write(Duration::from_millis(12), Direction::ToBoard, &[0x42])
             .unwrap();
@@ -315,17 +420,75 @@ mod tests {
             silence_timeout: Duration::from_secs(5),
             startup_delay: Duration::from_millis(250),
         };
-        let mut recorder = Recorder::create_bus(&dir, Path::new("/dev/ttyUSB0"), timing).unwrap();
+        let engine = EngineConfig {
+            mode: Mode::Tournament,
+            ..EngineConfig::default()
+        };
+        let mut recorder =
+            Recorder::create_bus(&dir, Path::new("/dev/ttyUSB0"), timing, &engine).unwrap();
         recorder
             .write(Duration::from_millis(7), Direction::ToBoard, &[0x42])
             .unwrap();
         let text = std::fs::read_to_string(recorder.path()).unwrap();
         assert!(text.starts_with(BUS_HEADER));
         assert_eq!(BusTiming::read(&text), Some(timing));
+        assert_eq!(EngineSettings::read(&text), Ok(Some(engine)));
         assert_eq!(parse(&text).unwrap().len(), 1);
         // A recording from before the timing was kept names none.
         assert_eq!(BusTiming::read(&format!("{BUS_HEADER}\n7 > 42\n")), None);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn engine_settings_read_back() {
+        let config = EngineConfig {
+            settle: Duration::from_millis(120),
+            max_search_plies: 6,
+            mode: Mode::Tournament,
+            occupancy_only: true,
+            auto_reanchor: Some(Duration::from_secs(3)),
+            hold: Duration::from_secs(20),
+        };
+        let text = format!("{HEADER}\n{}\n10 < 42\n", EngineSettings::line(&config));
+        assert_eq!(EngineSettings::read(&text), Ok(Some(config)));
+        assert_eq!(
+            EngineSettings::read(&format!(
+                "{HEADER}\n{}\n",
+                EngineSettings::line(&EngineConfig::default())
+            )),
+            Ok(Some(EngineConfig::default()))
+        );
+        // Recordings from before the settings were kept name none.
+        assert_eq!(
+            EngineSettings::read(&format!("{HEADER}\n10 < 42\n")),
+            Ok(None)
+        );
+        // A setting left out keeps its default; an unknown one is skipped.
+        assert_eq!(
+            EngineSettings::read("# engine mode tournament later-setting 7\n"),
+            Ok(Some(EngineConfig {
+                mode: Mode::Tournament,
+                ..EngineConfig::default()
+            }))
+        );
+        assert_eq!(
+            EngineSettings::read("#\n# engine mode blitz\n")
+                .unwrap_err()
+                .line,
+            2
+        );
+        assert_eq!(
+            EngineSettings::read("# engine settle-ms\n")
+                .unwrap_err()
+                .line,
+            1
+        );
+        assert_eq!(
+            EngineSettings::read("# engine settle-ms x\n")
+                .unwrap_err()
+                .line,
+            1
+        );
     }
 
     #[test]

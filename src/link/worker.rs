@@ -68,6 +68,8 @@ pub struct BoardWorker {
     events: Vec<Event>,
     /// Where the raw traffic goes, while recording works.
     recorder: Option<Recorder>,
+    /// The engine settings the daemon gave the board, which its recordings keep.
+    engine: EngineConfig,
     handover: Option<Handover>,
 }
 
@@ -100,7 +102,7 @@ impl BoardWorker {
         let id = board.id;
         // Restored from the journal before the port is read, and published first.
         let core = JournaledCore::open(
-            board.engine,
+            board.engine.clone(),
             board.link.journal_dir.as_deref(),
             id,
             &board.path,
@@ -117,6 +119,7 @@ impl BoardWorker {
             core,
             events: Vec::new(),
             recorder: None,
+            engine: board.engine,
             handover: board.handover,
         };
         std::thread::Builder::new()
@@ -335,7 +338,7 @@ impl BoardWorker {
         let Some(dir) = &self.config.record_dir else {
             return;
         };
-        match Recorder::create(dir, self.status.id) {
+        match Recorder::create(dir, self.status.id, &self.engine) {
             Ok(recorder) => {
                 tracing::info!(board = self.status.id, file = %recorder.path().display(), "recording");
                 self.recorder = Some(recorder);

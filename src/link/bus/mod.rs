@@ -298,7 +298,7 @@ impl BusWorker {
         let Some(dir) = &self.spec.link.record_dir else {
             return;
         };
-        match Recorder::create_bus(dir, &self.spec.path, self.timing()) {
+        match Recorder::create_bus(dir, &self.spec.path, self.timing(), &self.spec.engine) {
             Ok(recorder) => {
                 tracing::info!(port = %self.spec.path.display(), file = %recorder.path().display(), "recording the bus");
                 self.recorder = Some(recorder);
