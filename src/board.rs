@@ -96,6 +96,22 @@ pub enum BoardCommand {
     },
 }
 
+/// The longest time a board may go unread in play without a remark in its game: a move
+/// made and taken back is four hand actions (lift, place, lift, place back), each
+/// read in a scan of its own, which take people more than two seconds; a shorter gap
+/// (a USB glitch, a port reopened at once) cannot hide one.
+const UNREAD_NOTED_OVER: Duration = Duration::from_secs(2);
+
+/// The remark for the arbiter on a board that went unread for `gap` in play: the board
+/// read after it shows no move made and taken back meanwhile.
+fn unread_note(gap: Duration) -> String {
+    format!(
+        "board not read for {} s: a move made and taken back meanwhile leaves no trace; \
+         check the scoresheet",
+        gap.as_secs()
+    )
+}
+
 /// Mirror plus inference for one board.
 #[derive(Debug)]
 pub struct BoardCore {
@@ -111,6 +127,9 @@ pub struct BoardCore {
     /// When the link was last heard with the board resting on the last recorded move for
     /// a settle window (see `rest_heard`): what a restart takes as last heard.
     rest_heard: Option<Duration>,
+    /// Since when nothing was read (a lost link: when it was last heard; a restart: the
+    /// last input journalled), until the next dump, which says for how long.
+    unread_from: Option<Duration>,
 }
 
 impl BoardCore {
@@ -125,6 +144,7 @@ impl BoardCore {
             now: Duration::ZERO,
             heard: None,
             rest_heard: None,
+            unread_from: None,
         }
     }
 
@@ -165,6 +185,9 @@ impl BoardCore {
         if changed && matches!(message, Message::BoardDump(_)) {
             self.engine.updates_lost(now, heard);
         }
+        if matches!(message, Message::BoardDump(_)) {
+            self.note_unread(now);
+        }
         if self.mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
             self.engine.observe(self.mirror.board(), now);
         }
@@ -177,6 +200,7 @@ impl BoardCore {
     pub fn link_lost(&mut self, heard: Duration) {
         self.engine.link_down();
         self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
+        self.unread_from = Some(self.unread_from.map_or(heard, |u| u.min(heard)));
     }
 
     /// The daemon was away and this core was restored from its journal: nothing was read
@@ -188,6 +212,30 @@ impl BoardCore {
         self.engine.link_down();
         if let Some(heard) = self.rest_heard {
             self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
+        }
+        // Every change read was journalled: the board stood as last read at least until
+        // the last input (or the last rest heard, if later).
+        let from = self.rest_heard.map_or(self.now, |h| h.max(self.now));
+        self.unread_from = Some(self.unread_from.map_or(from, |u| u.min(from)));
+    }
+
+    /// A dump read at `now`, the first after the board went unread (see `unread_from`)
+    /// for longer than [`UNREAD_NOTED_OVER`] in a game in play: the game says so at its
+    /// last move recorded before (before the first move if none), for the arbiter to
+    /// check the scoresheet there. Called before the dump is observed, so the moves it
+    /// shows come after the remark.
+    fn note_unread(&mut self, now: Duration) {
+        let Some(from) = self.unread_from.take() else {
+            return;
+        };
+        let gap = now.saturating_sub(from);
+        let game = self.engine.game();
+        if gap <= UNREAD_NOTED_OVER || game.is_over() {
+            return;
+        }
+        let ply = game.ply_count();
+        if let Err(e) = self.engine.add_comment(ply, unread_note(gap)) {
+            tracing::debug!("unread remark at ply {ply} dropped: {e}");
         }
     }
 
@@ -421,6 +469,97 @@ mod tests {
         // standing as read until then (e4 rested, read: no slide cut off).
         core.restarted();
         assert_eq!(core.heard, Some(heard));
+    }
+
+    /// A PGN on one line (its movetext wraps).
+    fn flat(pgn: &str) -> String {
+        pgn.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// A core that read the start position at 1 s and recorded e4 at 2 s.
+    fn after_e4() -> (BoardCore, Chess) {
+        let mut core = BoardCore::new(EngineConfig::default());
+        let mut position = Chess::default();
+        core.on_message(&dump(&position), Duration::from_secs(1));
+        let mv = "e4"
+            .parse::<San>()
+            .expect("san")
+            .to_move(&position)
+            .expect("legal");
+        position.play_unchecked(mv);
+        core.on_message(&dump(&position), Duration::from_secs(2));
+        core.tick(Duration::from_secs(3));
+        assert_eq!(core.game_status().moves, ["e4"]);
+        (core, position)
+    }
+
+    #[test]
+    fn a_board_unread_in_play_is_remarked_at_the_last_move_before() {
+        let (mut core, position) = after_e4();
+        core.link_lost(Duration::from_millis(3500));
+        core.on_message(&dump(&position), Duration::from_millis(9900));
+        let pgn = flat(&core.game_status().pgn);
+        assert!(
+            pgn.contains("1. e4 {board not read for 6 s: a move made and taken back"),
+            "{pgn}"
+        );
+        // Said once: a later dump without a gap adds nothing.
+        core.on_message(&dump(&position), Duration::from_secs(11));
+        assert_eq!(core.game_status().pgn.matches("not read").count(), 1);
+    }
+
+    #[test]
+    fn a_short_gap_is_not_remarked() {
+        let (mut core, position) = after_e4();
+        core.link_lost(Duration::from_millis(3500));
+        core.on_message(&dump(&position), Duration::from_millis(5500));
+        assert!(!core.game_status().pgn.contains("not read"));
+    }
+
+    #[test]
+    fn a_restart_is_remarked_from_the_last_input() {
+        let (mut core, position) = after_e4();
+        core.rest_heard(Duration::from_secs(3));
+        core.tick(Duration::from_secs(4));
+        core.restarted();
+        core.on_message(&dump(&position), Duration::from_secs(30));
+        let pgn = flat(&core.game_status().pgn);
+        assert!(pgn.contains("1. e4 {board not read for 26 s:"), "{pgn}");
+    }
+
+    #[test]
+    fn a_gap_before_the_first_move_is_remarked_before_it() {
+        let mut core = BoardCore::new(EngineConfig::default());
+        let position = Chess::default();
+        core.on_message(&dump(&position), Duration::from_secs(1));
+        core.link_lost(Duration::from_secs(1));
+        core.on_message(&dump(&position), Duration::from_secs(5));
+        let pgn = core.game_status().pgn;
+        assert!(pgn.contains("{board not read for 4 s:"), "{pgn}");
+    }
+
+    #[test]
+    fn a_gap_after_the_game_ended_is_not_remarked() {
+        let mut core = BoardCore::new(EngineConfig::default());
+        let mut position = Chess::default();
+        let mut now = Duration::from_secs(1);
+        core.on_message(&dump(&position), now);
+        for san in ["f3", "e5", "g4", "Qh4#"] {
+            let mv = san
+                .parse::<San>()
+                .expect("san")
+                .to_move(&position)
+                .expect("legal");
+            position.play_unchecked(mv);
+            now += Duration::from_secs(1);
+            core.on_message(&dump(&position), now);
+            now += Duration::from_secs(1);
+            core.tick(now);
+        }
+        assert_eq!(core.game_status().result, "0-1");
+        core.link_lost(now);
+        core.on_message(&dump(&position), now + Duration::from_secs(20));
+        assert!(!core.game_status().pgn.contains("not read"));
     }
 
     #[test]

@@ -278,6 +278,12 @@ impl Engine {
         Ok(self.record.set_annotation(ply, text)?)
     }
 
+    /// Adds a remark for the arbiter after the move at `ply` (before the first move for
+    /// 0), e.g. that the board went unread.
+    pub fn add_comment(&mut self, ply: usize, text: String) -> Result<(), EngineError> {
+        Ok(self.record.add_comment(ply, text)?)
+    }
+
     /// Sets a PGN tag of the current game (kept for the following games).
     pub fn set_tag(&mut self, name: &str, value: &str) {
         self.record.set_tag(name, value);
