@@ -233,3 +233,52 @@ fn finished_games_survive_a_kill_and_a_torn_journal_tail() {
     hands.act(&["lift g1", "place f3 N"]);
     daemon.wait_json("/api/boards/1", WAIT, |b| sans(b) == ["d4", "d5", "Nf3"]);
 }
+
+/// The current game's PGN on one line (the movetext wraps).
+fn live_pgn(daemon: &Daemon) -> String {
+    let (status, _, pgn) = daemon.get("/api/boards/1/pgn");
+    assert_eq!(status, 200, "{pgn}");
+    pgn.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_move_made_and_taken_back_while_the_daemon_was_down_is_flagged() {
+    let mut hands = Hands::start();
+    let port = hands.board.path().display().to_string();
+    let dir = scratch("journal-unread");
+    let journal = dir.join("journal");
+    let journal_arg = journal.display().to_string();
+    let mut daemon = Daemon::start(&[&port], &["--journal", &journal_arg]);
+    hands.play(&["e4", "e5"]);
+    daemon.wait_json("/api/boards/1", WAIT, |b| sans(b) == ["e4", "e5"]);
+    kill(&mut daemon.running);
+    // Nf3 and back while nothing reads the board.
+    hands.act(&["lift g1", "place f3 N", "lift f3", "place g1 N"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let mut daemon = Daemon::start(&[&port], &["--journal", &journal_arg]);
+    hands.play(&["Nf3", "Nc6"]);
+    daemon.wait_json("/api/boards/1", WAIT, |b| {
+        sans(b) == ["e4", "e5", "Nf3", "Nc6"]
+    });
+    let pgn = live_pgn(&daemon);
+    let remark = pgn
+        .split_once("1. e4 e5 {board not read for ")
+        .map(|(_, after)| after.to_string())
+        .unwrap_or_else(|| panic!("no remark after e5: {pgn}"));
+    assert!(remark.contains("check the scoresheet} 2. Nf3 Nc6"), "{pgn}");
+    // The restored game carries it as it was (a remark for this restart, if it took
+    // long enough, would come after Nc6).
+    kill(&mut daemon.running);
+    let daemon = Daemon::start(&[&port], &["--journal", &journal_arg]);
+    let movetext = |pgn: &str| {
+        let from = pgn.find("1. e4").unwrap_or(0);
+        let to = pgn.find("Nc6").map_or(pgn.len(), |at| at + 3);
+        pgn[from..to].to_string()
+    };
+    let restored = poll(WAIT, || {
+        let pgn = live_pgn(&daemon);
+        pgn.contains("Nc6").then_some(pgn)
+    })
+    .expect("restored");
+    assert_eq!(movetext(&restored), movetext(&pgn), "{restored}");
+}

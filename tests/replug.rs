@@ -3,6 +3,7 @@
 //! daemon shows it disconnected, reopens it, takes a fresh dump and recovers the moves
 //! made meanwhile; more moves than the search reaches leave the board irregular.
 
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -184,4 +185,94 @@ fn more_moves_than_the_search_reaches_leave_the_board_irregular() {
         .as_array()
         .map_or(0, Vec::len);
     assert!(restore > 0, "the squares to fix are listed: {json}");
+}
+
+#[test]
+fn a_move_made_and_taken_back_while_unplugged_is_flagged_in_the_pgn() {
+    let dir = scratch("replug-unread");
+    let (link, status) = (dir.join("board"), dir.join("status.json"));
+    let (reader, mut input) = std::io::pipe().expect("pipe");
+    let script = Script::from_fen_and_san(None, &[]).expect("start position");
+    let config = SimConfig {
+        seed: 9,
+        speed: 2.0,
+        ..SimConfig::default()
+    };
+    let plug = Plug {
+        link: Some(link.clone()),
+        relink: None,
+        unplug_after: vec![2],
+        unplugged_for: Duration::from_secs(5),
+    };
+    let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
+    let board = spawn_on_pty_with(config, source, plug).expect("board");
+    let recordings = dir.join("rec");
+    let mut daemon = daemon(&link, &status, &["--record", path_str(&recordings)]);
+    let wait = Duration::from_secs(30);
+    let mut play = |line: &str| {
+        writeln!(input, "{line}").expect("to the board");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    play("e4");
+    play("e5");
+    assert_eq!(
+        wait_for(board.plug_events(), Duration::from_secs(60)),
+        Some(PlugEvent::Unplugged),
+        "{}",
+        daemon.stderr_so_far()
+    );
+    // Nf3 and back while nothing is read: the board read after shows no trace of it.
+    for action in ["lift g1", "place f3 N", "lift f3", "place g1 N"] {
+        play(action);
+    }
+    assert!(matches!(
+        wait_for(board.plug_events(), Duration::from_secs(15)),
+        Some(PlugEvent::Replugged(_))
+    ));
+    poll(wait, || {
+        (board_status(&status)["connection"] == "responding").then_some(())
+    })
+    .unwrap_or_else(|| panic!("not back:\n{}", daemon.stderr_so_far()));
+    play("Nf3");
+    play("Nc6");
+    let json = poll(wait, || {
+        let json = board_status(&status);
+        (moves(&json) == ["e4", "e5", "Nf3", "Nc6"]).then_some(json)
+    })
+    .unwrap_or_else(|| panic!("{}\n{}", board_status(&status), daemon.stderr_so_far()));
+    let pgn = json["game"]["pgn"].as_str().expect("pgn").to_string();
+    let flat = |pgn: &str| pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+    let live = flat(&pgn);
+    let (_, after) = live
+        .split_once("1. e4 {board not read for ")
+        .unwrap_or_else(|| panic!("no remark after e4: {live}"));
+    let seconds: u64 = after
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{live}"));
+    assert!((5..30).contains(&seconds), "{live}");
+    // The board unplugs as e5 is completed, before it rests a settle window: e4 is the
+    // last move recorded before the gap.
+    assert!(
+        after.contains("check the scoresheet} 1... e5 2. Nf3 Nc6"),
+        "{live}"
+    );
+    assert_eq!(live.matches("not read").count(), 1, "{live}");
+    drop(daemon);
+
+    // The recordings replay to the same PGN, remark included.
+    let mut files: Vec<_> = std::fs::read_dir(&recordings)
+        .expect("recording dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    let output = boardcast()
+        .arg("replay")
+        .args(&files)
+        .output()
+        .expect("replay runs");
+    let replayed = String::from_utf8_lossy(&output.stdout);
+    let from = |pgn: &str| flat(pgn).split_once("1. e4").map(|(_, m)| m.to_string());
+    assert_eq!(from(&replayed), from(&pgn), "{replayed}");
 }
