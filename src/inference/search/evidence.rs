@@ -452,20 +452,20 @@ impl Search<'_> {
                 .fold(0u16, |bits, r| bits | 1 << piece_code(r.of(color)));
             let (start, scan) = (self.evidence.start, self.evidence.scan);
             let history = self.evidence.history;
+            // Only what was read there since the pawn left counts: a piece of the promoted
+            // code read there before (one the promotion's victim took) is not the promoted one.
+            let left = self.lifted(step.mv, start).unwrap_or(start);
             // Once the capturing piece was read there (since the pawn left), the piece
             // that took it is there: a piece of the promoted code read after that is a
             // later one's (a rook recapturing, lifted again by the next capture while the
             // sequence counts its move in progress).
             let until = capture
-                .and_then(|later| {
-                    let left = self.lifted(step.mv, start).unwrap_or(start);
-                    history.filled_with(square, later.code, left)
-                })
+                .and_then(|later| history.filled_with(square, later.code, left))
                 .unwrap_or(Duration::MAX);
             history.placed(
                 square,
                 code,
-                (start, until),
+                (left, until),
                 (scan, capture.is_some()),
                 corrects,
             )
