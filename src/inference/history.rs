@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Square};
 
-use super::codes::{Codes, code_piece};
+use super::codes::{Codes, EMPTY, code_piece};
 
 /// Changes kept: several moves' worth (a move is a handful of changes, noise a few more),
 /// so the deepest explanation the search looks for is covered.
@@ -180,6 +180,36 @@ impl History {
         }
         stood.reverse();
         stood
+    }
+
+    /// The squares read with a piece at or after `from` and then, within `scan`, empty
+    /// or with the code of no piece already in the hand (the board's current readings
+    /// left out), the code read first being that of no piece read leaving another
+    /// square since: a wrong code is read for one scan only, so the piece placed there
+    /// may have been any (a bishop read as a king, then taken before the next scan read
+    /// it). A piece of a code that left another square may be a slide's step, read on
+    /// the squares it passes; one followed by the code of a piece then in the hand may
+    /// be that piece misread, its true code read next.
+    pub fn misread_briefly(&self, from: Duration, scan: Duration) -> Bitboard {
+        let recent = || self.changes.iter().rev().take_while(|c| c.at >= from);
+        let left_elsewhere = |square: Square, code: u8, until: Duration| {
+            recent().any(|c| !c.occupied && c.was == code && c.square != square && c.at <= until)
+        };
+        let mut next: [Option<(Duration, u8)>; 64] = [None; 64];
+        let mut brief = Bitboard::EMPTY;
+        for c in recent() {
+            let i = c.square.to_usize();
+            if c.occupied
+                && next[i].is_some_and(|(t, code)| {
+                    t < c.at + scan && (code == EMPTY || !left_elsewhere(c.square, code, c.at))
+                })
+                && !left_elsewhere(c.square, c.code, Duration::MAX)
+            {
+                brief.add(c.square);
+            }
+            next[i] = Some((c.at, c.code));
+        }
+        brief
     }
 
     /// The codes read on each square at or after `from`, a bit per code.

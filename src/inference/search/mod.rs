@@ -250,7 +250,15 @@ pub(crate) fn explain(
             .as_ref()
             .is_some_and(|(_, weak_plies)| plies > weak_plies + 1);
         if beyond && placed.is_none() {
-            placed = Some(evidence.history.codes_read(evidence.start));
+            // A piece read on a square for one scan only, with the code of no piece that
+            // left another square (not a slide's step), may have been any piece read with
+            // a wrong code (see `History::misread_briefly`).
+            let mut read = evidence.history.codes_read(evidence.start);
+            let history = evidence.history;
+            for square in history.misread_briefly(evidence.start, evidence.scan) {
+                read[square.to_usize()] = u16::MAX;
+            }
+            placed = Some(read);
         }
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
