@@ -720,7 +720,29 @@ impl Board {
                 )
             })
             .collect();
-        (label, details.join(", "))
+        // None near: the game's last one before, whose dump may have left an ambiguity
+        // open until the first difference (an arbiter's pick replays the moves read since).
+        let earlier = self
+            .interruptions
+            .iter()
+            .rfind(|(_, _, end)| *end < from)
+            .filter(|_| near.is_empty())
+            .map(|(cause, start, end)| {
+                format!(
+                    "the last one before: {cause:?} at {:.1} s for {:.1} s, {:.1} s before",
+                    start.as_secs_f64(),
+                    (*end - *start).as_secs_f64(),
+                    (from - *end).as_secs_f64()
+                )
+            });
+        (
+            label,
+            details
+                .into_iter()
+                .chain(earlier)
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
     }
 }
 
