@@ -2,6 +2,7 @@
 
 use shakmaty::{CastlingMode, Square, fen::Fen, san::San};
 
+use super::tests::{NO_ORDER, evidence, run};
 use super::*;
 
 fn position(fen: &str) -> Chess {
@@ -22,17 +23,8 @@ fn played(pos: &Chess, sans: &[&str]) -> Chess {
 
 /// Whether the proof, from `first` moves to four, holds that nothing explains `target`.
 fn proven(start: &Chess, target: &Codes, first: usize) -> bool {
-    let (since, history) = ([None; 64], History::default());
-    let evidence = Evidence {
-        since: &since,
-        seen: Bitboard::FULL,
-        history: &history,
-        start: Duration::ZERO,
-        readings: Duration::ZERO,
-        scan: Duration::from_millis(250),
-        lost: None,
-        fresh: false,
-    };
+    let history = History::default();
+    let evidence = evidence(&NO_ORDER, Bitboard::FULL, &history);
     let codes = from_board(start.board(), false);
     // Unbounded: what it proves, not where it gives up.
     let mut budget = usize::MAX;
@@ -46,18 +38,7 @@ fn proven(start: &Chess, target: &Codes, first: usize) -> bool {
 }
 
 fn explained(start: &Chess, target: &Codes) -> Explanation {
-    let (since, history) = ([None; 64], History::default());
-    let evidence = Evidence {
-        since: &since,
-        seen: Bitboard::FULL,
-        history: &history,
-        start: Duration::ZERO,
-        readings: Duration::ZERO,
-        scan: Duration::from_millis(250),
-        lost: None,
-        fresh: false,
-    };
-    explain(start, target, evidence, false, 4, None)
+    run(start, target, &NO_ORDER)
 }
 
 #[test]

@@ -19,10 +19,10 @@ fn ucis(moves: &[Move]) -> Vec<String> {
         .collect()
 }
 
-const NO_ORDER: Since = [None; 64];
+pub(super) const NO_ORDER: Since = [None; 64];
 
 /// Evidence read without gaps from time zero, scans 250 ms apart.
-fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evidence<'a> {
+pub(super) fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evidence<'a> {
     Evidence {
         since,
         seen,
@@ -35,7 +35,7 @@ fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a History) -> Evide
     }
 }
 
-fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
+pub(super) fn run(start: &Chess, target: &Codes, since: &Since) -> Explanation {
     let history = History::default();
     let evidence = evidence(since, Bitboard::FULL, &history);
     explain(start, target, evidence, false, 4, None)
