@@ -443,18 +443,7 @@ mod tests {
 
     #[test]
     fn a_restart_takes_the_last_rest_heard_as_when_the_board_was_last_heard() {
-        let mut core = BoardCore::new(EngineConfig::default());
-        let mut position = Chess::default();
-        core.on_message(&dump(&position), Duration::from_secs(1));
-        let mv = "e4"
-            .parse::<San>()
-            .expect("san")
-            .to_move(&position)
-            .expect("legal");
-        position.play_unchecked(mv);
-        core.on_message(&dump(&position), Duration::from_secs(2));
-        core.tick(Duration::from_secs(3));
-        assert_eq!(core.game_status().moves, ["e4"]);
+        let (mut core, _) = after_e4();
         assert!(
             !core.wants_heard(Duration::from_secs(2)),
             "e4 not yet rested"
@@ -482,16 +471,22 @@ mod tests {
         let mut core = BoardCore::new(EngineConfig::default());
         let mut position = Chess::default();
         core.on_message(&dump(&position), Duration::from_secs(1));
-        let mv = "e4"
-            .parse::<San>()
-            .expect("san")
-            .to_move(&position)
-            .expect("legal");
-        position.play_unchecked(mv);
-        core.on_message(&dump(&position), Duration::from_secs(2));
-        core.tick(Duration::from_secs(3));
+        play(&mut core, &mut position, "e4", Duration::from_secs(2));
         assert_eq!(core.game_status().moves, ["e4"]);
         (core, position)
+    }
+
+    /// Plays `san` on `position` and shows the core its board at `at`, then a second of
+    /// rest.
+    fn play(core: &mut BoardCore, position: &mut Chess, san: &str, at: Duration) {
+        let mv = san
+            .parse::<San>()
+            .expect("san")
+            .to_move(position)
+            .expect("legal");
+        position.play_unchecked(mv);
+        core.on_message(&dump(position), at);
+        core.tick(at + Duration::from_secs(1));
     }
 
     #[test]
@@ -545,16 +540,9 @@ mod tests {
         let mut now = Duration::from_secs(1);
         core.on_message(&dump(&position), now);
         for san in ["f3", "e5", "g4", "Qh4#"] {
-            let mv = san
-                .parse::<San>()
-                .expect("san")
-                .to_move(&position)
-                .expect("legal");
-            position.play_unchecked(mv);
             now += Duration::from_secs(1);
-            core.on_message(&dump(&position), now);
+            play(&mut core, &mut position, san, now);
             now += Duration::from_secs(1);
-            core.tick(now);
         }
         assert_eq!(core.game_status().result, "0-1");
         core.link_lost(now);
@@ -569,16 +557,9 @@ mod tests {
         let mut now = Duration::from_secs(1);
         core.on_message(&dump(&position), now);
         for san in ["f3", "e5", "g4", "Qh4#"] {
-            let mv = san
-                .parse::<San>()
-                .expect("san")
-                .to_move(&position)
-                .expect("legal");
-            position.play_unchecked(mv);
             now += Duration::from_secs(1);
-            core.on_message(&dump(&position), now);
+            play(&mut core, &mut position, san, now);
             now += Duration::from_secs(1);
-            core.tick(now);
             // The last move's events wait in the engine while the board is set up again.
             if san != "Qh4#" {
                 while core.poll_event().is_some() {}
