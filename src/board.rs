@@ -178,17 +178,15 @@ impl BoardCore {
         let changed = self.mirror.apply(message);
         // The host asks for a dump when it starts reading and after trouble: what the
         // board did before it is unknown.
-        let heard = match message {
-            Message::BoardDump(_) => self.heard.take(),
-            _ => None,
-        };
-        if changed && matches!(message, Message::BoardDump(_)) {
-            self.engine.updates_lost(now, heard);
-        }
-        if matches!(message, Message::BoardDump(_)) {
+        let dump = matches!(message, Message::BoardDump(_));
+        if dump {
+            let heard = self.heard.take();
+            if changed {
+                self.engine.updates_lost(now, heard);
+            }
             self.note_unread(now);
         }
-        if self.mirror.is_complete() && (changed || matches!(message, Message::BoardDump(_))) {
+        if self.mirror.is_complete() && (changed || dump) {
             self.engine.observe(self.mirror.board(), now);
         }
         changed
