@@ -4,7 +4,7 @@
 //! made meanwhile; more moves than the search reaches leave the board irregular.
 
 use std::io::{BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -79,6 +79,17 @@ fn moves_while_unplugged(board: &PtyBoard, status: &Path) -> usize {
     count
 }
 
+/// The recordings a daemon wrote in `dir`, one per connection, in the order made (their
+/// names carry the start time).
+fn recordings_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("recording dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    files
+}
+
 #[test]
 fn moves_made_while_unplugged_are_recovered() {
     let dir = scratch("replug");
@@ -128,11 +139,7 @@ fn moves_made_while_unplugged_are_recovered() {
 
     // One recording per connection; replayed together, in order, they give the game the
     // live daemon recorded, moves made while unplugged included.
-    let mut files: Vec<_> = std::fs::read_dir(&recordings)
-        .expect("recording dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
+    let files = recordings_in(&recordings);
     assert!(files.len() >= 2, "one recording per connection: {files:?}");
     let output = boardcast()
         .arg("replay")
@@ -268,11 +275,7 @@ fn a_move_made_and_taken_back_while_unplugged_is_flagged_in_the_pgn() {
     drop(daemon);
 
     // The recordings replay to the same PGN, remark included.
-    let mut files: Vec<_> = std::fs::read_dir(&recordings)
-        .expect("recording dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
+    let files = recordings_in(&recordings);
     let output = boardcast()
         .arg("replay")
         .args(&files)
