@@ -109,6 +109,9 @@ fn boards_pgn_files_and_game_data_follow_the_game() {
     let players = json!({"white": "Gamma, Gil", "black": "Delta, Dee"});
     assert_eq!(send_json("PUT", &url, None, &players).0, 401);
     assert_eq!(send_json("PUT", &url, Some("wrong"), &players).0, 401);
+    // Refused before its body is judged: a caller without the token learns nothing more.
+    let malformed = json!({"colour": "white"});
+    assert_eq!(send_json("PUT", &url, None, &malformed).0, 401);
     let (status, body) = send_json("PUT", &url, Some(TOKEN), &players);
     assert_eq!(status, 200, "{body}");
     daemon.wait_json("/api/boards/2", WAIT, |b| b["black"] == "Delta, Dee");

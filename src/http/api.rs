@@ -1,8 +1,9 @@
 //! The JSON and PGN endpoints, and the operator calls that change a board's game data.
 
 use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use shakmaty::{Color, KnownOutcome};
@@ -81,12 +82,22 @@ pub fn board_id(raw: &str) -> Result<usize, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("board {raw:?}")))
 }
 
-fn require_token(app: &App, headers: &HeaderMap) -> Result<(), ApiError> {
-    let token = app.token.as_deref().ok_or(ApiError::ReadOnly)?;
-    if authorised(headers, token) {
-        Ok(())
-    } else {
-        Err(ApiError::Unauthorised)
+/// A caller that presented the operator's token. As an extractor placed before the
+/// body it refuses a caller without the token before the body is read or judged, so an
+/// unauthorised call gets 401 whatever it sends (403 on a relay, which takes no
+/// commands).
+pub struct Operator;
+
+impl FromRequestParts<App> for Operator {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
+        let token = app.token.as_deref().ok_or(ApiError::ReadOnly)?;
+        if authorised(&parts.headers, token) {
+            Ok(Operator)
+        } else {
+            Err(ApiError::Unauthorised)
+        }
     }
 }
 
@@ -191,10 +202,9 @@ pub struct RoundChange {
 /// `PUT /api/round` (token): changes event, site, date or round for every board.
 pub async fn set_round(
     State(app): State<App>,
-    headers: HeaderMap,
+    _operator: Operator,
     Json(change): Json<RoundChange>,
 ) -> Result<Response, ApiError> {
-    require_token(&app, &headers)?;
     let old = app.hub.round();
     let round = Round {
         event: change.event.unwrap_or(old.event),
@@ -214,11 +224,10 @@ pub async fn set_round(
 pub async fn set_players(
     State(app): State<App>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _operator: Operator,
     Json(players): Json<Players>,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    require_token(&app, &headers)?;
     if app.hub.view(id).is_none() {
         return Err(ApiError::no_board(id));
     }
@@ -255,11 +264,10 @@ pub struct ResultChange {
 pub async fn set_result(
     State(app): State<App>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _operator: Operator,
     Json(change): Json<ResultChange>,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    require_token(&app, &headers)?;
     let outcome = match change.result.as_deref() {
         None => None,
         Some("1-0") => Some(KnownOutcome::Decisive {
@@ -282,10 +290,9 @@ pub async fn set_result(
 pub async fn accept_board(
     State(app): State<App>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _operator: Operator,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    require_token(&app, &headers)?;
     command(&app, id, BoardCommand::AcceptBoard).await
 }
 
@@ -293,10 +300,9 @@ pub async fn accept_board(
 pub async fn declare_setup(
     State(app): State<App>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _operator: Operator,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    require_token(&app, &headers)?;
     command(&app, id, BoardCommand::DeclareSetup).await
 }
 
@@ -324,11 +330,10 @@ enum Moves {
 pub async fn resolve(
     State(app): State<App>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _operator: Operator,
     Json(resolution): Json<Resolution>,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    require_token(&app, &headers)?;
     let choice = match (resolution.candidate, resolution.moves) {
         (Some(index), None) => Choice::Index(index),
         (None, Some(Moves::Text(text))) => {
