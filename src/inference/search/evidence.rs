@@ -10,7 +10,7 @@ use super::dfs::Search;
 use super::moves::{capture_square, landing_elsewhere, moved_elsewhere, one_step_twin};
 use super::{IN_PROGRESS_SQUARES, Step};
 use crate::inference::codes::{
-    Codes, EMPTY, diff, move_effect, move_squares, normalize, occupied, piece_code,
+    Codes, EMPTY, code_piece, diff, move_effect, move_squares, normalize, occupied, piece_code,
 };
 
 /// How long after a capturing piece is in the hand and its victim off the board the piece
@@ -426,8 +426,12 @@ impl Search<'_> {
     /// it, that reading is the only evidence of the piece chosen, and it must then be
     /// one the capture replaced (not the capturing piece's). A later move of the
     /// sequence that puts a piece of the same code there (a rook recapturing where a
-    /// pawn would have become a rook) leaves no reading that tells the two apart.
-    /// Occupancy-only boards cannot tell pieces apart.
+    /// pawn would have become a rook) leaves a reading of that code that tells the two
+    /// apart only from before the opponent's piece that took the promoted one was read
+    /// standing there, and only when no piece of the opponent's lands there after the
+    /// later one: that one came after the capturing piece stood there (exd8=Q Rxd8
+    /// Qxd8 with the queen read on d8 before the rook). Occupancy-only boards cannot
+    /// tell pieces apart.
     pub(super) fn promotions_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
@@ -440,9 +444,6 @@ impl Search<'_> {
             let color = Color::from_white(square.rank() == Rank::Eighth);
             let code = piece_code(role.of(color));
             let landing = || path[i + 1..].iter().filter(|later| later.mv.to() == square);
-            if landing().any(|later| later.code == code) {
-                return false;
-            }
             let capture = landing().next();
             // Its side's other pieces: the pawn is left out (the pawn put on the last
             // rank and then swapped for the piece, whose first reading may be wrong).
@@ -459,9 +460,26 @@ impl Search<'_> {
             // that took it is there: a piece of the promoted code read after that is a
             // later one's (a rook recapturing, lifted again by the next capture while the
             // sequence counts its move in progress).
-            let until = capture
-                .and_then(|later| history.filled_with(square, later.code, left))
-                .unwrap_or(Duration::MAX);
+            let taken = capture.and_then(|later| history.filled_with(square, later.code, left));
+            if landing().any(|later| later.code == code) {
+                // The later piece of the promoted code came after the opponent's piece
+                // that took the promoted one stood there (read for a scan: no wrong code
+                // of a piece put down and lifted again), when no piece of the opponent's
+                // lands there after it.
+                let opponent =
+                    |later: &Step| code_piece(later.code).is_some_and(|p| p.color != color);
+                let stood = capture.zip(taken).is_some_and(|(later, at)| {
+                    opponent(later)
+                        && history.stood(square, later.code, (at, at + scan), scan, false)
+                });
+                let none_after = landing()
+                    .skip_while(|later| later.code != code)
+                    .all(|later| !opponent(later));
+                if !(stood && none_after) {
+                    return false;
+                }
+            }
+            let until = taken.unwrap_or(Duration::MAX);
             history.placed(
                 square,
                 code,
