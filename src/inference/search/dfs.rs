@@ -6,6 +6,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, Chess, Move, Position, Role};
 
 use super::bounds::{Counts, board_counts, counts_after, piece_counts};
+use super::evidence::sliders_across;
 use super::moves::{capture_square, landing, start_push};
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
@@ -250,6 +251,9 @@ impl Search<'_> {
             } else {
                 Bitboard::EMPTY
             };
+            let across = fills
+                .single_square()
+                .map_or(Bitboard::EMPTY, |sq| sliders_across(pos, mv, sq));
             path.push(Step {
                 mv,
                 squares,
@@ -257,6 +261,7 @@ impl Search<'_> {
                 lift,
                 code,
                 taken_unseen,
+                across,
             });
             // Off the move's squares the board still differs where it did.
             let moved: Bitboard = squares
@@ -360,7 +365,7 @@ impl Search<'_> {
             let mut count = usize::from(taken);
             for (i, s) in path.iter().enumerate() {
                 let next = path.get(i + 1).map(|n| n.lift);
-                if s.taken_unseen || !self.capture_landed(s, after, next) {
+                if s.taken_unseen || !self.capture_landed(s, after, next) || self.slid_over(s) {
                     count += 1;
                 }
                 after = s.lift;

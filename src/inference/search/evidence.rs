@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role};
+use shakmaty::{
+    Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role, Square, attacks,
+};
 
 use super::dfs::Search;
 use super::moves::{capture_square, landing_elsewhere, moved_elsewhere, one_step_twin};
@@ -34,7 +36,46 @@ pub(crate) fn put_down(
     emptied < lifted || landed <= emptied + PUT_DOWN + scan
 }
 
+/// The squares of the bishops, rooks and queens of the side to reply to `mv` (played in
+/// `pos`) that reach `square`, where it lands: pieces that can slide across it.
+pub(super) fn sliders_across(pos: &Chess, mv: Move, square: Square) -> Bitboard {
+    let board = pos.board();
+    let from = mv.from().map_or(Bitboard::EMPTY, Bitboard::from);
+    let occupied = (board.occupied() & !from) | Bitboard::from(square);
+    let diagonal = attacks::bishop_attacks(square, occupied) & (board.bishops() | board.queens());
+    let straight = attacks::rook_attacks(square, occupied) & (board.rooks() | board.queens());
+    (diagonal | straight) & board.by_color(!pos.turn())
+}
+
 impl Search<'_> {
+    /// On an occupancy-only board, whether `step`'s landing was read as a piece of the
+    /// side to reply sliding across its square shows it: filled for one scan only, no
+    /// earlier than such a piece (see `sliders_across`) was read leaving its square, and
+    /// empty again. The move's piece, landed there, stands until the reply takes it, and
+    /// a reply lifted before the landing was read takes it within a scan only in the
+    /// fastest of captures: such a landing is not seen, a guess as good as a capture
+    /// swapped within a scan (Qxe2 swapped, then Black's queen sliding g5-a5 read on f5
+    /// as it was lifted: not Qf5 with that queen taking it).
+    pub(super) fn slid_over(&self, step: &Step) -> bool {
+        let Some(square) = step.fills.single_square() else {
+            return false;
+        };
+        if step.across.is_empty() || !self.evidence.continuous() {
+            return false;
+        }
+        let (history, scan) = (self.evidence.history, self.evidence.scan);
+        let Some(at) = history.filled(square, step.lift.saturating_sub(scan)) else {
+            return false;
+        };
+        history
+            .left(square, at)
+            .is_some_and(|gone| gone <= at + scan)
+            && step
+                .across
+                .into_iter()
+                .any(|sq| history.left(sq, step.lift).is_some_and(|t| t <= at))
+    }
+
     /// On an occupancy-only board, whether `mv`, replacing the last move (`skip_first`),
     /// a quiet move, by the same piece to another square, was read landing there (its
     /// square filled) no earlier than a scan before the piece left the last move's

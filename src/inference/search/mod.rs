@@ -144,6 +144,9 @@ struct Step {
     /// On an occupancy-only board, it captures the piece the previous move placed
     /// before that landing was read (see `taken_unseen`).
     taken_unseen: bool,
+    /// On an occupancy-only board, the pieces of the side to reply that can slide across
+    /// the one square it fills (see `slid_over`).
+    across: Bitboard,
 }
 
 /// One sequence that explains the board.
