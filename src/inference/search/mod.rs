@@ -155,8 +155,9 @@ struct Sequence {
     moves: Vec<Move>,
     complete: bool,
     /// On an occupancy-only board, how many of its captures were not seen landing (see
-    /// `capture_landed`, `taken_unseen`); elsewhere 1 when a square its moves change was
-    /// not seen to change (see `visible`).
+    /// `capture_landed`, `taken_unseen`), with the landings a slide across explains (see
+    /// `slid_over`); elsewhere 1 when a square its moves change was not seen to change
+    /// (see `visible`).
     unseen: usize,
     /// Its moves started in the order their squares were left (see `ordered`).
     ordered: bool,
