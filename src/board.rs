@@ -197,6 +197,7 @@ impl BoardCore {
     /// the last dump counts: nothing was read after it.
     pub fn link_lost(&mut self, heard: Duration) {
         self.engine.link_down();
+        self.clock.unread();
         self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
         self.unread_from = Some(self.unread_from.map_or(heard, |u| u.min(heard)));
     }
@@ -208,6 +209,7 @@ impl BoardCore {
     /// then no slide cut off.
     pub fn restarted(&mut self) {
         self.engine.link_down();
+        self.clock.unread();
         if let Some(heard) = self.rest_heard {
             self.heard = Some(self.heard.map_or(heard, |h| h.min(heard)));
         }

@@ -5,6 +5,14 @@
 //! presses: when the running side switches from X to Y close in time to a recorded move,
 //! X belongs to the player who just moved. Each such pairing is a vote, so one stray
 //! press does not swap the colours for the rest of the game.
+//!
+//! Presses can go unseen: a bus board's clock is read once a second, so a move and its
+//! reply pressed between two readings show no switch, and nothing is read while the
+//! link is down or the daemon restarts. Once the colours are known, a press is therefore
+//! only paired with a move of the player on the pressed side (a move whose own press
+//! went unseen would otherwise take the other player's, and every move after it the
+//! press of the move before), and a reading that shows the clock running on the other
+//! side of a move still waiting for its press shows that press was made.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -104,6 +112,8 @@ impl ClockTracker {
         } else if was_running && !times.status.running() {
             // Stopped after the last move (no press): the mover's display is final.
             note = self.stopped();
+        } else if let Some(after) = running {
+            note = self.pressed_unseen(after, times);
         }
         if running.is_some() {
             self.running = running;
@@ -120,6 +130,14 @@ impl ClockTracker {
             return self.stopped();
         }
         paired
+    }
+
+    /// Nothing was read for a while (the link went down, the daemon restarted): the
+    /// next reading tells which side runs, not that a side pressed when it did, and a
+    /// switch it shows may span several moves. Presses unseen meanwhile show in the
+    /// readings that follow (see `pressed_unseen`).
+    pub fn unread(&mut self) {
+        self.running = None;
     }
 
     /// The moves were taken back or replaced down to `ply` plies; forget a later move.
@@ -168,11 +186,25 @@ impl ClockTracker {
 
     /// Matches the waiting move with the oldest waiting press close to it in time; the
     /// pair is a vote on the colours and gives the move its time.
+    ///
+    /// Once the colours are known, a press of the other player's side is never the
+    /// move's. Read before the move was recorded, it is an earlier move's (or a stray
+    /// press) and is dropped. Read after, the other player pressed after the mover did:
+    /// the mover's press went unseen, and this one waits for the other player's move
+    /// still to be recorded.
     fn pair(&mut self) -> Option<MoveTime> {
         let (ply, mover, moved) = self.waiting_move?;
         while let Some(press) = self.presses.pop_front() {
             if press.at.abs_diff(moved) > PAIRING_WINDOW {
                 // A press long before this move belongs to no recorded move.
+                continue;
+            }
+            if self.side_of(mover).is_some_and(|side| side != press.side) {
+                if press.at > moved {
+                    self.waiting_move = None;
+                    self.presses.push_front(press);
+                    return None;
+                }
                 continue;
             }
             let white_left = (press.side == ClockSide::Left) == (mover == Color::White);
@@ -181,6 +213,20 @@ impl ClockTracker {
             return (self.side_of(mover) == Some(press.side)).then(|| note(ply, &press.time));
         }
         None
+    }
+
+    /// A reading at which the clock runs on side `running`, with no switch since the
+    /// last one: if a move waits for its press and its mover's side is not `running`
+    /// (the colours known), the mover pressed unseen, after the move (before it, the
+    /// mover's side ran), and its display has stood since: that is the move's time.
+    fn pressed_unseen(&mut self, running: ClockSide, times: &ClockTimes) -> Option<MoveTime> {
+        let (ply, mover, _) = self.waiting_move?;
+        let side = self.side_of(mover)?;
+        if side == running {
+            return None;
+        }
+        self.waiting_move = None;
+        Some(note(ply, &side_time(times, side)))
     }
 
     /// The clock stopped while a move waits for its press.
@@ -322,6 +368,87 @@ mod tests {
         clock.on_times(&reading(590, 600, false), secs(4));
         clock.on_move(1, Color::White, secs(4));
         assert_eq!(clock.time_of(Color::White).as_deref(), Some("0:09:50"));
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn clk(ply: usize, text: &str) -> Option<MoveTime> {
+        Some(MoveTime {
+            ply,
+            text: format!("[%clk {text}]"),
+        })
+    }
+
+    /// A tracker that paired both players' first moves with their presses (White on
+    /// the left, 10 min + 5 s), White's clock running after Black's first press.
+    fn colours_known() -> ClockTracker {
+        let mut clock = ClockTracker::default();
+        clock.on_times(&reading(600, 600, true), ms(0));
+        clock.on_move(1, Color::White, ms(1000));
+        assert_eq!(
+            clock.on_times(&reading(605, 600, false), ms(1500)),
+            clk(1, "0:10:05")
+        );
+        clock.on_move(2, Color::Black, ms(2500));
+        assert_eq!(
+            clock.on_times(&reading(605, 603, true), ms(3000)),
+            clk(2, "0:10:03")
+        );
+        assert_eq!(clock.white_side(), Some(ClockSide::Left));
+        clock
+    }
+
+    #[test]
+    fn a_move_whose_press_went_unseen_does_not_take_the_other_players_press() {
+        let mut clock = colours_known();
+        // White's 3rd and Black's 4th are both pressed between two readings (a bus
+        // clock is read once a second): no switch is seen.
+        assert_eq!(clock.on_move(3, Color::White, ms(4000)), None);
+        assert_eq!(clock.on_times(&reading(607, 606, true), ms(5000)), None);
+        assert_eq!(clock.on_move(4, Color::Black, ms(5200)), None);
+        // White's 5th is pressed before the engine records it: the press is White's,
+        // not the last recorded move's (Black's).
+        assert_eq!(clock.on_times(&reading(611, 606, false), ms(6000)), None);
+        assert_eq!(clock.on_move(5, Color::White, ms(6200)), clk(5, "0:10:11"));
+        assert_eq!(clock.on_times(&reading(611, 610, true), ms(7000)), None);
+        assert_eq!(clock.on_move(6, Color::Black, ms(7200)), clk(6, "0:10:10"));
+        assert_eq!(clock.white_side(), Some(ClockSide::Left));
+    }
+
+    #[test]
+    fn a_press_made_while_nothing_was_read_shows_in_the_next_reading() {
+        let mut clock = colours_known();
+        // White's 3rd is recorded; the daemon goes away before its press is read.
+        clock.on_move(3, Color::White, ms(4000));
+        clock.unread();
+        // Meanwhile White pressed, and Black played and pressed: White's side runs
+        // again, as it did before, and Black's display stands at Black's time.
+        assert_eq!(clock.on_move(4, Color::Black, ms(9000)), None);
+        assert_eq!(
+            clock.on_times(&reading(607, 606, true), ms(9500)),
+            clk(4, "0:10:06")
+        );
+        // The next press is White's 5th's.
+        assert_eq!(clock.on_times(&reading(611, 606, false), ms(10500)), None);
+        assert_eq!(clock.on_move(5, Color::White, ms(10700)), clk(5, "0:10:11"));
+    }
+
+    #[test]
+    fn a_switch_read_across_a_gap_is_no_press_of_the_last_move() {
+        let mut clock = colours_known();
+        clock.unread();
+        // While nothing was read White played and pressed, and Black played but has
+        // not pressed yet: the switch from before the gap is White's press, not Black's.
+        clock.on_move(3, Color::White, ms(9000));
+        clock.on_move(4, Color::Black, ms(9000));
+        assert_eq!(clock.on_times(&reading(608, 603, false), ms(9500)), None);
+        assert_eq!(
+            clock.on_times(&reading(608, 606, true), ms(10000)),
+            clk(4, "0:10:06")
+        );
+        assert_eq!(clock.white_side(), Some(ClockSide::Left));
     }
 
     #[test]

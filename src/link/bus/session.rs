@@ -432,8 +432,10 @@ impl BusSession {
                 peer.unconfirmed = !peer.needs_flush;
             }
             BusCommandKind::IgnoreNextPing => peer.needs_ignore = false,
-            // Firmware without SEND_CLK must not cost the line a timeout every poll.
-            BusCommandKind::SendClock => peer.next_clock = now + no_clock_poll,
+            // Firmware without SEND_CLK must not cost the line a timeout every poll. A
+            // garbled answer shows the board has it: it is asked again at its next poll,
+            // as a reading missed for long hides the clock presses made meanwhile.
+            BusCommandKind::SendClock if !answered => peer.next_clock = now + no_clock_poll,
             _ => {}
         }
         if peer.failures >= 2 {
@@ -703,12 +705,15 @@ mod tests {
         }
     }
 
-    #[test]
-    fn clocks_are_read_once_a_second_and_boards_without_one_rarely() {
-        let mut chain = chain(0.0, None);
+    /// Clock readings by board (each with its time), and how often each board was
+    /// asked for one, in 21 s of a chain answering `faults` of its replies garbled.
+    type Readings = HashMap<u16, Vec<(Duration, boardcast_protocol::ClockTimes)>>;
+
+    fn clock_readings(faults: f64) -> (HashMap<u16, usize>, Readings) {
+        let mut chain = chain(faults, None);
         let mut session = BusSession::new(BusConfig::default(), Duration::ZERO);
         let mut asked: HashMap<u16, usize> = HashMap::new();
-        let mut readings: HashMap<u16, Vec<boardcast_protocol::ClockTimes>> = HashMap::new();
+        let mut readings = Readings::new();
         let mut now = Duration::ZERO;
         while now < Duration::from_secs(21) {
             session.tick(now);
@@ -721,21 +726,43 @@ mod tests {
             session.on_bytes(&chain.advance(now), now);
             while let Some(event) = session.poll_event() {
                 if let BusEvent::Message(address, Message::ClockTime(times)) = event {
-                    readings.entry(address.value()).or_default().push(times);
+                    readings
+                        .entry(address.value())
+                        .or_default()
+                        .push((now, times));
                 }
             }
             now += Duration::from_millis(1);
         }
+        (asked, readings)
+    }
+
+    #[test]
+    fn clocks_are_read_once_a_second_and_boards_without_one_rarely() {
+        let (asked, readings) = clock_readings(0.0);
         // Board 1026 has a clock: about one reading a second once found (at ~1.4 s).
-        let clocked = &readings[&1026];
+        let clocked: Vec<_> = readings[&1026].iter().map(|(_, t)| *t).collect();
         assert!((17..=21).contains(&clocked.len()), "{}", clocked.len());
         assert!(clocked.iter().all(|t| !t.status.no_clock()));
         assert!(clocked.iter().any(|t| t.status.running()));
         // The others say they have none, and are asked every 5 s.
         for address in [1025, 1027] {
-            assert!(readings[&address].iter().all(|t| t.status.no_clock()));
+            assert!(readings[&address].iter().all(|(_, t)| t.status.no_clock()));
             assert!((3..=5).contains(&asked[&address]), "{address}: {asked:?}");
         }
+    }
+
+    #[test]
+    fn a_clock_reading_garbled_on_the_line_is_asked_again_at_once() {
+        // A board answering garbled is a board with a clock: its next reading is not
+        // put off like one without (presses made meanwhile would go unseen).
+        let (_, readings) = clock_readings(0.3);
+        let times: Vec<Duration> = readings[&1026].iter().map(|(at, _)| *at).collect();
+        let longest = times.windows(2).map(|w| w[1] - w[0]).max();
+        assert!(
+            longest.is_some_and(|gap| gap < Duration::from_secs(2)),
+            "{longest:?} between readings: {times:?}"
+        );
     }
 
     #[test]
