@@ -68,6 +68,10 @@ pub fn spawn(
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
     let id = start.status.id;
+    // The core's clock starts at zero when its journal is opened (a restored core goes
+    // on from the time the daemon was away until now), not when the line was opened:
+    // the time it took to find the board would count twice in the time it went unread.
+    let opened = start.epoch.elapsed();
     let core = JournaledCore::open_named(
         start.engine,
         start.journal.as_deref(),
@@ -78,6 +82,7 @@ pub fn spawn(
         status: start.status,
         core,
         epoch: start.epoch,
+        opened,
         updates,
         events: Vec::new(),
     };
@@ -90,6 +95,8 @@ struct BusBoard {
     status: BoardStatus,
     core: JournaledCore,
     epoch: Instant,
+    /// The port thread's time (since `epoch`) when the core was opened: the core's zero.
+    opened: Duration,
     updates: UpdateSender,
     events: Vec<Event>,
 }
@@ -140,12 +147,12 @@ impl BusBoard {
         match input {
             BoardInput::Heard(at) => {
                 // Before the answer's changes: hearing it proves the rest before.
-                self.core.heard(at, self.now());
+                self.core.heard(self.core_time(at), self.now());
                 false
             }
             BoardInput::Message(message, at) => {
                 self.status.frames += 1;
-                let changed = self.core.on_message(&message, at);
+                let changed = self.core.on_message(&message, self.core_time(at));
                 if changed || matches!(message, Message::BoardDump(_)) {
                     let mirror = self.core.mirror();
                     self.status.board = mirror.is_complete().then(|| mirror.board().to_text());
@@ -176,7 +183,7 @@ impl BusBoard {
                 true
             }
             BoardInput::LinkLost(heard) => {
-                self.core.link_lost(heard, self.now());
+                self.core.link_lost(self.core_time(heard), self.now());
                 false
             }
         }
@@ -192,6 +199,11 @@ impl BusBoard {
     }
 
     fn now(&self) -> Duration {
-        self.epoch.elapsed()
+        self.core_time(self.epoch.elapsed())
+    }
+
+    /// The core's time for a time the port thread stamped.
+    fn core_time(&self, at: Duration) -> Duration {
+        at.saturating_sub(self.opened)
     }
 }
