@@ -229,10 +229,40 @@ pub struct ReplayArgs {
     /// Print every inference event, with its time, before the PGN.
     #[arg(long)]
     pub events: bool,
-    /// Inference settings: a recording names the ones it was made with and replays with
-    /// them; an option given here takes the place of the recorded one.
+    /// Inference settings: a recording or a journal names the ones it was made with and
+    /// replays with them; an option given here takes the place of the recorded one.
     #[command(flatten)]
     pub inference: InferenceArgs,
+    /// Replay in casual mode (takebacks retract moves) though the file names tournament
+    /// mode.
+    #[arg(long, conflicts_with = "tournament")]
+    pub no_tournament: bool,
+    /// Replay reading piece codes though the file names occupancy-only boards (a board
+    /// that reported firmware 1.0 is still read as a Pegasus).
+    #[arg(long, conflicts_with = "occupancy_only")]
+    pub no_occupancy_only: bool,
+}
+
+impl ReplayArgs {
+    /// `recorded` (the settings a file names) with each inference option given on the
+    /// command line in its place, `--no-tournament` and `--no-occupancy-only` turning
+    /// those off, and the options so given, as written.
+    pub fn engine_config_over(
+        &self,
+        recorded: EngineConfig,
+        matches: &ArgMatches,
+    ) -> (EngineConfig, Vec<String>) {
+        let (mut config, mut given) = self.inference.engine_config_over(recorded, matches);
+        if self.no_tournament {
+            config.mode = Mode::Casual;
+            given.push("--no-tournament".into());
+        }
+        if self.no_occupancy_only {
+            config.occupancy_only = false;
+            given.push("--no-occupancy-only".into());
+        }
+        (config, given)
+    }
 }
 
 /// Options of `boardcast demo`.
@@ -275,7 +305,7 @@ mod tests {
             panic!("replay");
         };
         let sub = matches.subcommand_matches("replay").expect("replay");
-        replay.inference.engine_config_over(base, sub)
+        replay.engine_config_over(base, sub)
     }
 
     #[test]
@@ -327,5 +357,31 @@ mod tests {
             }
         );
         assert_eq!(given, ["--occupancy-only", "--tournament"]);
+        // A recorded tournament mode or occupancy-only board turned off.
+        let (config, given) = replay_over(
+            &["--no-tournament", "--no-occupancy-only"],
+            recorded.clone(),
+        );
+        assert_eq!(
+            config,
+            EngineConfig {
+                mode: Mode::Casual,
+                occupancy_only: false,
+                ..recorded
+            }
+        );
+        assert_eq!(given, ["--no-tournament", "--no-occupancy-only"]);
+    }
+
+    #[test]
+    fn an_option_and_its_negation_conflict() {
+        for (on, off) in [
+            ("--tournament", "--no-tournament"),
+            ("--occupancy-only", "--no-occupancy-only"),
+        ] {
+            let parsed =
+                Cli::command().try_get_matches_from(["boardcast", "replay", "x.rec", on, off]);
+            assert!(parsed.is_err(), "{on} {off}");
+        }
     }
 }

@@ -113,9 +113,9 @@ fn run_relay(args: &RelayArgs) -> Result<(), (i32, String)> {
     relay::run(&config, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))
 }
 
-/// The engine settings to replay `text` with: the ones the recording names (the defaults
-/// for one that names none), each option given on the command line taking the place of
-/// its recorded setting. Says which on stderr.
+/// The engine settings to replay `text` (a recording or a journal) with: the ones it
+/// names (the defaults for one that names none), each option given on the command line
+/// taking the place of its recorded setting. Says which on stderr.
 fn replay_engine(
     args: &ReplayArgs,
     matches: &ArgMatches,
@@ -123,14 +123,12 @@ fn replay_engine(
 ) -> Result<EngineConfig, recording::ParseError> {
     let recorded = recording::EngineSettings::read(text)?;
     let named = recorded.is_some();
-    let (config, given) = args
-        .inference
-        .engine_config_over(recorded.unwrap_or_default(), matches);
+    let (config, given) = args.engine_config_over(recorded.unwrap_or_default(), matches);
     let from = match (named, given.is_empty()) {
         (true, true) => "as recorded".to_string(),
         (true, false) => format!("as recorded but {}", given.join(", ")),
-        (false, true) => "the defaults (the recording names none)".to_string(),
-        (false, false) => format!("the recording names none; {} as given", given.join(", ")),
+        (false, true) => "the defaults (the file names none)".to_string(),
+        (false, false) => format!("the file names none; {} as given", given.join(", ")),
     };
     tracing::info!(
         "replaying with engine settings {from}: {}",
@@ -148,7 +146,9 @@ fn replay(args: &ReplayArgs, matches: &ArgMatches) -> Result<(), (i32, String)> 
     }
     if let [(file, text)] = texts.as_slice() {
         if text.starts_with(journal::format::HEADER) {
-            let games = journal::replay(text.as_bytes(), args.inference.engine_config())
+            let engine =
+                replay_engine(args, matches, text).map_err(|e| failed(file, e.to_string()))?;
+            let games = journal::replay(text.as_bytes(), engine)
                 .map_err(|e| failed(file, e.to_string()))?;
             print!("{games}");
             return Ok(());

@@ -31,7 +31,8 @@
 //! Both kinds keep the engine settings the daemon ran with ([`EngineSettings`]) on a line
 //! `# engine settle-ms 250 search-plies 4 mode casual occupancy-only no auto-reanchor-ms
 //! off hold-ms 30000`: a takeback in tournament mode or a shorter settle gives another
-//! game, so a replay runs with these unless its command line says otherwise.
+//! game, so a replay runs with these unless its command line says otherwise. A board's
+//! journal (`--journal`) keeps the same line, once for each daemon run on it.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -110,14 +111,17 @@ impl EngineSettings {
         )
     }
 
-    /// The settings a recording names: `Ok(None)` if it names none (recordings made
-    /// before they were kept ran with whatever the command line said); a setting missing
-    /// from the line keeps its default.
+    /// The settings a recording or a journal names: `Ok(None)` if it names none (files
+    /// made before they were kept ran with whatever the command line said); a setting
+    /// missing from the line keeps its default. A journal names them each time a daemon
+    /// opened it; the last line counts, as that daemon restored the whole journal with
+    /// its settings (see `journal::JournaledCore::restore`).
     pub fn read(text: &str) -> Result<Option<EngineConfig>, ParseError> {
         let Some((index, line)) = text
             .lines()
             .enumerate()
-            .find_map(|(i, l)| Some((i, l.strip_prefix(Self::PREFIX)?)))
+            .filter_map(|(i, l)| Some((i, l.strip_prefix(Self::PREFIX)?)))
+            .last()
         else {
             return Ok(None);
         };

@@ -1,7 +1,10 @@
 //! End to end: `run --record` keeps the raw traffic, and `boardcast replay` re-runs it to
-//! the same game the live daemon recorded.
+//! the same game the live daemon recorded; a recording and a journal replay with the
+//! engine settings the daemon ran with.
 
+use std::ffi::OsStr;
 use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use boardcast_simulator::{Script, SimConfig, Source, spawn_on_pty};
@@ -32,6 +35,56 @@ pub(crate) fn sans(pgn: &str) -> Vec<String> {
     out
 }
 
+/// A daemon on the board at `port` recording its traffic into `dir/rec`, its status in
+/// `dir/status.json`, with `flags` besides; and those two paths.
+fn recording_daemon(port: &Path, dir: &Path, flags: &[&OsStr]) -> (Running, PathBuf, PathBuf) {
+    let status = dir.join("status.json");
+    let recordings = dir.join("rec");
+    let mut cmd = boardcast();
+    cmd.args(["run", "--no-http", "--status-file"])
+        .arg(&status)
+        .arg("--record")
+        .arg(&recordings)
+        .args(flags)
+        .arg("--port")
+        .arg(port);
+    (Running::start(cmd), status, recordings)
+}
+
+/// The file a daemon run wrote in `dir` with this extension (one connection, one board:
+/// one file).
+fn file_in(dir: &Path, extension: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == extension))
+        .unwrap_or_else(|| panic!("no .{extension} file in {}", dir.display()))
+}
+
+/// `boardcast replay FILE FLAGS`, which must succeed: its output (the PGN) and stderr.
+fn replay(file: &Path, flags: &[&str]) -> (String, String) {
+    let output = boardcast()
+        .arg("replay")
+        .arg(file)
+        .args(flags)
+        .output()
+        .expect("replay runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{stderr}");
+    (String::from_utf8(output.stdout).expect("utf-8"), stderr)
+}
+
+/// The board's moves in the status file, once there are `count`.
+fn moves_once(status: &Path, count: usize, daemon: &mut Running) -> (Vec<String>, String) {
+    poll(Duration::from_secs(30), || {
+        let game = read_status(status)?["boards"][0]["game"].clone();
+        let moves: Vec<String> = serde_json::from_value(game["moves"].clone()).ok()?;
+        let pgn = game["pgn"].as_str()?.to_string();
+        (moves.len() == count).then_some((moves, pgn))
+    })
+    .unwrap_or_else(|| panic!("live game incomplete:\n{}", daemon.stderr_so_far()))
+}
+
 #[test]
 fn a_recording_replays_to_the_same_game() {
     let script = Script::from_fen_and_san(None, &MOVES).expect("script");
@@ -43,59 +96,35 @@ fn a_recording_replays_to_the_same_game() {
     };
     let board = spawn_on_pty(config, Source::Script(script)).expect("board");
     let dir = scratch("record");
-    let status = dir.join("status.json");
-    let recordings = dir.join("rec");
-    let mut cmd = boardcast();
-    cmd.args(["run", "--no-http", "--status-file"])
-        .arg(&status)
-        .arg("--record")
-        .arg(&recordings)
-        .arg("--port")
-        .arg(board.path());
-    let mut daemon = Running::start(cmd);
+    let (mut daemon, status, recordings) = recording_daemon(board.path(), &dir, &[]);
     poll(Duration::from_secs(120), || {
         board.is_finished().then_some(())
     })
     .unwrap_or_else(|| panic!("game did not finish:\n{}", daemon.stderr_so_far()));
-    let live = poll(Duration::from_secs(10), || {
-        let game = read_status(&status)?["boards"][0]["game"].clone();
-        let moves: Vec<String> = serde_json::from_value(game["moves"].clone()).ok()?;
-        (moves.len() == MOVES.len()).then_some(moves)
-    })
-    .unwrap_or_else(|| panic!("live game incomplete:\n{}", daemon.stderr_so_far()));
+    let (live, _) = moves_once(&status, MOVES.len(), &mut daemon);
     assert_eq!(live, MOVES);
     drop(daemon);
 
-    let file = std::fs::read_dir(&recordings)
-        .expect("recording dir")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "rec"))
-        .expect("a recording");
-    let output = boardcast()
-        .arg("replay")
-        .arg(&file)
-        .output()
-        .expect("replay runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let pgn = String::from_utf8(output.stdout).expect("utf-8");
+    let (pgn, _) = replay(&file_in(&recordings, "rec"), &[]);
     assert_eq!(sans(&pgn), MOVES, "{pgn}");
 }
 
-/// The recording a daemon run wrote in `dir` (one connection: one file).
-fn recording_in(dir: &std::path::Path) -> std::path::PathBuf {
-    std::fs::read_dir(dir)
-        .expect("recording dir")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "rec"))
-        .expect("a recording")
+/// `file` as written before files named their engine settings: without the line.
+fn without_settings(file: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(file).expect("file");
+    let old: String = text
+        .lines()
+        .filter(|l| !l.starts_with("# engine "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let name = format!("old-{}", file.file_name().expect("name").to_string_lossy());
+    let old_file = file.with_file_name(name);
+    std::fs::write(&old_file, old).expect("old file");
+    old_file
 }
 
 #[test]
-fn a_recording_replays_with_the_engine_settings_it_was_made_with() {
+fn recordings_and_journals_replay_with_the_engine_settings_they_were_made_with() {
     // A takeback in tournament mode: the record keeps the move (casual would retract it),
     // so a replay with the default settings would give another game.
     let (reader, mut input) = std::io::pipe().expect("pipe");
@@ -108,31 +137,20 @@ fn a_recording_replays_with_the_engine_settings_it_was_made_with() {
     let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
     let board = spawn_on_pty(config, source).expect("board");
     let dir = scratch("record-settings");
-    let status = dir.join("status.json");
-    let recordings = dir.join("rec");
-    let mut cmd = boardcast();
-    cmd.args(["run", "--no-http", "--tournament", "--status-file"])
-        .arg(&status)
-        .arg("--record")
-        .arg(&recordings)
-        .arg("--port")
-        .arg(board.path());
-    let mut daemon = Running::start(cmd);
+    let journals = dir.join("journal");
+    let flags = [
+        "--tournament".as_ref(),
+        "--journal".as_ref(),
+        journals.as_os_str(),
+    ];
+    let (mut daemon, status, recordings) = recording_daemon(board.path(), &dir, &flags);
     let wait = Duration::from_secs(30);
     for san in ["e4", "e5", "Nf3"] {
         writeln!(input, "{san}").expect("to the board");
         let report = board.reports().recv_timeout(wait).expect("move played");
         assert_eq!(report.san, san);
     }
-    let game = |daemon: &mut Running| {
-        poll(wait, || {
-            let game = read_status(&status)?["boards"][0]["game"].clone();
-            let moves: Vec<String> = serde_json::from_value(game["moves"].clone()).ok()?;
-            (moves.len() == 3).then_some(game)
-        })
-        .unwrap_or_else(|| panic!("live game incomplete:\n{}", daemon.stderr_so_far()))
-    };
-    game(&mut daemon);
+    moves_once(&status, 3, &mut daemon);
     for action in ["lift f3", "place g1 N"] {
         writeln!(input, "{action}").expect("to the board");
         std::thread::sleep(Duration::from_millis(300));
@@ -140,51 +158,34 @@ fn a_recording_replays_with_the_engine_settings_it_was_made_with() {
     daemon
         .wait_for_stderr("irregular board", wait)
         .unwrap_or_else(|| panic!("takeback not seen:\n{}", daemon.stderr_so_far()));
-    let live = game(&mut daemon);
-    let live_pgn = live["pgn"].as_str().expect("pgn").to_string();
+    let (_, live_pgn) = moves_once(&status, 3, &mut daemon);
     assert_eq!(sans(&live_pgn), ["e4", "e5", "Nf3"], "{live_pgn}");
     drop(daemon);
 
-    let file = recording_in(&recordings);
-    let replay = |flags: &[&str]| {
-        let output = boardcast()
-            .arg("replay")
-            .arg(&file)
-            .args(flags)
-            .output()
-            .expect("replay runs");
-        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-        assert!(output.status.success(), "{stderr}");
-        (String::from_utf8(output.stdout).expect("utf-8"), stderr)
-    };
-    // No flags: the recorded settings, said so.
-    let (pgn, stderr) = replay(&[]);
-    assert_eq!(sans(&pgn), ["e4", "e5", "Nf3"], "{pgn}\n{stderr}");
-    assert!(stderr.contains("as recorded"), "{stderr}");
-    assert!(stderr.contains("mode tournament"), "{stderr}");
-    // A flag given takes the place of its recorded setting, and is named.
-    let (_, stderr) = replay(&["--settle-ms", "200"]);
-    assert!(stderr.contains("as recorded but --settle-ms"), "{stderr}");
-    assert!(stderr.contains("settle-ms 200 "), "{stderr}");
-    // Without its settings line the recording replays with the defaults: the takeback
-    // retracts the move, as in casual mode.
-    let text = std::fs::read_to_string(&file).expect("recording");
-    let old: String = text
-        .lines()
-        .filter(|l| !l.starts_with("# engine "))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let old_file = dir.join("old.rec");
-    std::fs::write(&old_file, old).expect("old recording");
-    let output = boardcast()
-        .arg("replay")
-        .arg(&old_file)
-        .output()
-        .expect("replay runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("the defaults"), "{stderr}");
-    let pgn = String::from_utf8(output.stdout).expect("utf-8");
-    assert_eq!(sans(&pgn), ["e4", "e5"], "{pgn}");
+    // The recording and the journal each name the settings the daemon ran with.
+    for file in [file_in(&recordings, "rec"), file_in(&journals, "journal")] {
+        // No flags: the recorded settings, said so.
+        let (pgn, stderr) = replay(&file, &[]);
+        assert_eq!(sans(&pgn), ["e4", "e5", "Nf3"], "{pgn}\n{stderr}");
+        assert!(stderr.contains("as recorded"), "{stderr}");
+        assert!(stderr.contains("mode tournament"), "{stderr}");
+        // A flag given takes the place of its recorded setting, and is named.
+        let (_, stderr) = replay(&file, &["--settle-ms", "200"]);
+        assert!(stderr.contains("as recorded but --settle-ms"), "{stderr}");
+        assert!(stderr.contains("settle-ms 200 "), "{stderr}");
+        // The recorded tournament mode turned off: the takeback retracts the move.
+        let (pgn, stderr) = replay(&file, &["--no-tournament"]);
+        assert!(
+            stderr.contains("as recorded but --no-tournament"),
+            "{stderr}"
+        );
+        assert_eq!(sans(&pgn), ["e4", "e5"], "{pgn}\n{stderr}");
+        // Without its settings line the file replays with the defaults: the takeback
+        // retracts the move, as in casual mode.
+        let (pgn, stderr) = replay(&without_settings(&file), &[]);
+        assert!(stderr.contains("the defaults"), "{stderr}");
+        assert_eq!(sans(&pgn), ["e4", "e5"], "{pgn}");
+    }
 }
 
 #[test]

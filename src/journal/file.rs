@@ -188,6 +188,12 @@ impl JournalFile {
         self.file.write_all(format::encode(entry).as_bytes())
     }
 
+    /// Appends a comment line (`#` first), which a replay skips.
+    pub fn append_comment(&mut self, comment: &str) -> io::Result<()> {
+        debug_assert!(comment.starts_with('#') && !comment.contains('\n'));
+        self.file.write_all(format!("{comment}\n").as_bytes())
+    }
+
     /// Makes everything appended so far durable.
     pub fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()

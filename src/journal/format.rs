@@ -21,6 +21,11 @@
 //! * `c JSON`: an operator command given to the core;
 //! * `e TEXT`: a move or game change the core committed (a check for the replay; these
 //!   are the records that are fsync'd).
+//!
+//! Lines starting with `#` after the header are comments, skipped by the replay: each
+//! daemon that opens the journal writes one naming the engine settings it runs the
+//! board with (`# engine settle-ms 250 …`, see `recording::EngineSettings`), which
+//! `boardcast replay` uses. Older journals have none and replay with the defaults.
 
 use std::io::{self, BufRead};
 use std::time::Duration;

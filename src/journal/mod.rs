@@ -22,6 +22,7 @@ use boardcast_protocol::Message;
 use crate::board::{BoardCommand, BoardCore, GameStatus};
 use crate::inference::{EngineConfig, EngineError, Event};
 use crate::mirror::Mirror;
+use crate::recording::EngineSettings;
 use file::JournalFile;
 use format::{Entry, Record};
 
@@ -44,6 +45,8 @@ pub struct JournaledCore {
 pub struct Rebuilt {
     /// The core, as it was after the last record.
     pub core: BoardCore,
+    /// The engine settings it was rebuilt with.
+    pub config: EngineConfig,
     /// The time of the last record.
     pub last_at: Duration,
     /// Committed changes the journal recorded.
@@ -90,6 +93,11 @@ impl JournaledCore {
     /// Board `board`'s core `rebuilt` from the journal `opened`, journalling on into it.
     /// The core's time goes on from the last record plus `opened.idle`, the time the
     /// daemon was away.
+    ///
+    /// The journal is rebuilt with the daemon's engine settings, whatever an earlier run
+    /// had (the operator may have restarted with corrected options, and every board of a
+    /// daemon runs with the same ones); they are named in the journal, for `boardcast
+    /// replay` to rebuild it as this daemon did.
     pub fn restore(rebuilt: Rebuilt, opened: file::Opened, board: usize) -> Self {
         let status = rebuilt.core.game_status();
         tracing::info!(
@@ -122,6 +130,7 @@ impl JournaledCore {
             offset,
             board,
         };
+        restored.comment(&EngineSettings::line(&rebuilt.config));
         if records > 0 {
             // Journalled like any input, so a later restore replays it in its place.
             let _ = restored.input(offset, Record::Restarted);
@@ -244,6 +253,14 @@ impl JournaledCore {
         }
     }
 
+    fn comment(&mut self, comment: &str) {
+        if let Some(journal) = &mut self.journal
+            && let Err(e) = journal.append_comment(comment)
+        {
+            self.stop_journal(&e);
+        }
+    }
+
     /// A journal that cannot be written is given up; the board goes on.
     fn stop_journal(&mut self, error: &std::io::Error) {
         if let Some(journal) = self.journal.take() {
@@ -306,6 +323,7 @@ pub fn feed(
 #[derive(Debug)]
 pub struct Rebuilder {
     core: BoardCore,
+    config: EngineConfig,
     last_at: Duration,
     /// Committed records seen so far.
     committed: usize,
@@ -319,7 +337,8 @@ impl Rebuilder {
     /// A fresh core to replay into.
     pub fn new(config: EngineConfig) -> Self {
         Rebuilder {
-            core: BoardCore::new(config),
+            core: BoardCore::new(config.clone()),
+            config,
             last_at: Duration::ZERO,
             committed: 0,
             unchecked: VecDeque::new(),
@@ -356,6 +375,7 @@ impl Rebuilder {
     pub fn finish(self) -> Rebuilt {
         Rebuilt {
             core: self.core,
+            config: self.config,
             last_at: self.last_at,
             committed: self.committed,
             diverged: self.diverged,

@@ -259,3 +259,45 @@ fn a_rest_heard_is_journalled_once_and_restored() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn each_daemon_names_its_engine_settings_and_a_replay_takes_the_last() {
+    let dir = scratch("settings");
+    let tournament = EngineConfig {
+        mode: crate::inference::Mode::Tournament,
+        ..EngineConfig::default()
+    };
+    let mut core = JournaledCore::open(tournament.clone(), Some(&dir), 1, Path::new(PORT));
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    hand.play(&mut core, "e2", "e4");
+    drop(core);
+    let path = dir.join(file::file_name(1, Path::new(PORT)));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(EngineSettings::read(&text), Ok(Some(tournament)), "{text}");
+    // Restarted with other options: the journal restores with them, and says so.
+    let mut core = open(&dir);
+    assert_eq!(moves(&core), ["e4"]);
+    core.on_message(&Message::BoardDump(hand.board), hand.now);
+    drop(core);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches("\n# engine ").count(), 2, "{text}");
+    assert_eq!(
+        EngineSettings::read(&text),
+        Ok(Some(EngineConfig::default()))
+    );
+    // A journal written before the settings were named restores and replays as ever.
+    let old: String = text
+        .lines()
+        .filter(|l| !l.starts_with("# engine "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, &old).unwrap();
+    assert_eq!(EngineSettings::read(&old), Ok(None));
+    assert!(
+        replay(old.as_bytes(), EngineConfig::default())
+            .unwrap()
+            .contains("1. e4")
+    );
+    assert_eq!(moves(&open(&dir)), ["e4"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
