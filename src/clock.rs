@@ -123,6 +123,9 @@ impl ClockTracker {
 
     /// A move by `mover` was recorded at `ply` at `now`.
     pub fn on_move(&mut self, ply: usize, mover: Color, now: Duration) -> Option<MoveTime> {
+        if ply == 1 {
+            self.first_mover_ran(mover);
+        }
         self.waiting_move = Some((ply, mover, now));
         let paired = self.pair();
         if paired.is_none() && self.latest.is_some_and(|t| !t.status.running()) {
@@ -130,6 +133,29 @@ impl ClockTracker {
             return self.stopped();
         }
         paired
+    }
+
+    /// The game's first move was recorded: until it was pressed, the clock ran on its
+    /// mover's side (the Laws, Art. 6.5: White's clock is started when the game starts;
+    /// a set-up position's first mover's likewise). That is a vote on the colours, cast
+    /// before the first presses, which a clock read once a second may miss (a move and
+    /// its reply pressed between two readings): the presses after them then pair only
+    /// with moves of their own side (see `pair`), not one move late for the whole game.
+    fn first_mover_ran(&mut self, mover: Color) {
+        if !self.latest.is_some_and(|t| t.status.running()) {
+            return;
+        }
+        // A switch read before the move was recorded is the mover's press: the side it
+        // left is the one that ran.
+        let ran = self
+            .presses
+            .front()
+            .map(|press| press.side)
+            .or(self.running);
+        if let Some(side) = ran {
+            let white_left = (side == ClockSide::Left) == (mover == Color::White);
+            self.white_left_votes += if white_left { 1 } else { -1 };
+        }
     }
 
     /// Nothing was read for a while (the link went down, the daemon restarted): the
@@ -418,6 +444,36 @@ mod tests {
     }
 
     #[test]
+    fn the_first_moves_pressed_unseen_leave_the_colours_known_from_the_side_that_ran() {
+        let mut clock = ClockTracker::default();
+        // White's clock runs (on the left) before the first move.
+        clock.on_times(&reading(600, 600, true), ms(0));
+        // White's 1st and Black's 2nd are both pressed between two readings.
+        assert_eq!(clock.on_move(1, Color::White, ms(1000)), None);
+        assert_eq!(clock.on_move(2, Color::Black, ms(1500)), None);
+        // The left runs again: Black pressed, its display stands at Black's time.
+        assert_eq!(
+            clock.on_times(&reading(605, 603, true), ms(2000)),
+            clk(2, "0:10:03")
+        );
+        // White's 3rd is pressed and read before the engine records it: White's press.
+        assert_eq!(clock.on_times(&reading(608, 603, false), ms(3300)), None);
+        assert_eq!(clock.on_move(3, Color::White, ms(3500)), clk(3, "0:10:08"));
+        assert_eq!(clock.white_side(), Some(ClockSide::Left));
+    }
+
+    #[test]
+    fn a_clock_stopped_when_the_first_move_is_made_casts_no_vote_for_it() {
+        let mut clock = ClockTracker::default();
+        clock.on_times(&reading(600, 600, false), ms(0));
+        let mut stopped = reading(600, 600, true);
+        stopped.status = ClockStatus(0);
+        clock.on_times(&stopped, ms(500));
+        clock.on_move(1, Color::White, ms(1000));
+        assert_eq!(clock.white_side(), None);
+    }
+
+    #[test]
     fn a_press_made_while_nothing_was_read_shows_in_the_next_reading() {
         let mut clock = colours_known();
         // White's 3rd is recorded; the daemon goes away before its press is read.
@@ -455,7 +511,8 @@ mod tests {
     fn a_press_far_from_any_move_casts_no_vote() {
         let mut clock = ClockTracker::default();
         clock.on_times(&reading(600, 600, true), secs(0));
-        clock.on_move(1, Color::White, secs(1));
+        // Mid-game (the game's first move would vote for the side that ran before it).
+        clock.on_move(7, Color::White, secs(1));
         clock.on_times(&reading(590, 600, false), secs(30));
         assert_eq!(clock.white_side(), None);
     }
