@@ -310,7 +310,7 @@ impl BoardCore {
                 }
             }
             Event::MovesRetracted { ply, .. } => self.clock.on_retract(*ply),
-            Event::NewGame { .. } => self.clock = ClockTracker::default(),
+            Event::NewGame { .. } => self.clock.new_game(),
             _ => {}
         }
         // The game a new game replaced is archived as the engine had it then, so a last

@@ -70,6 +70,10 @@ pub struct ClockTracker {
     presses: VecDeque<Press>,
     /// The last recorded move, while it has no press yet.
     waiting_move: Option<(usize, Color, Duration)>,
+    /// The clock was read stopped (this game, or when the last one gave way to it).
+    read_stopped: bool,
+    /// The clock was read starting this game: running after being read stopped.
+    started: bool,
 }
 
 impl ClockTracker {
@@ -85,6 +89,11 @@ impl ClockTracker {
             return None;
         }
         let was_running = self.latest.is_some_and(|t| t.status.running());
+        if times.status.running() {
+            self.started |= self.read_stopped;
+        } else {
+            self.read_stopped = true;
+        }
         self.latest = Some(*times);
         let running = if !times.status.running() {
             None
@@ -121,6 +130,17 @@ impl ClockTracker {
         note
     }
 
+    /// A new game: the colours and presses start afresh. Whether the clock was stopped
+    /// when it began carries over, so that its start for this game is told from a clock
+    /// still running from the last one.
+    pub fn new_game(&mut self) {
+        let stopped = self.latest.is_some_and(|t| !t.status.running());
+        *self = ClockTracker {
+            read_stopped: stopped,
+            ..ClockTracker::default()
+        };
+    }
+
     /// A move by `mover` was recorded at `ply` at `now`.
     pub fn on_move(&mut self, ply: usize, mover: Color, now: Duration) -> Option<MoveTime> {
         if ply == 1 {
@@ -141,8 +161,11 @@ impl ClockTracker {
     /// before the first presses, which a clock read once a second may miss (a move and
     /// its reply pressed between two readings): the presses after them then pair only
     /// with moves of their own side (see `pair`), not one move late for the whole game.
+    ///
+    /// Only when the clock was read starting this game: one running since before (never
+    /// read stopped, or left running from the last game) may run on either side.
     fn first_mover_ran(&mut self, mover: Color) {
-        if !self.latest.is_some_and(|t| t.status.running()) {
+        if !self.started || !self.latest.is_some_and(|t| t.status.running()) {
             return;
         }
         // A switch read before the move was recorded is the mover's press: the side it
@@ -446,8 +469,9 @@ mod tests {
     #[test]
     fn the_first_moves_pressed_unseen_leave_the_colours_known_from_the_side_that_ran() {
         let mut clock = ClockTracker::default();
-        // White's clock runs (on the left) before the first move.
-        clock.on_times(&reading(600, 600, true), ms(0));
+        // The clock is set, then started: White's clock runs (on the left).
+        clock.on_times(&stopped(600, 600), ms(0));
+        clock.on_times(&reading(600, 600, true), ms(500));
         // White's 1st and Black's 2nd are both pressed between two readings.
         assert_eq!(clock.on_move(1, Color::White, ms(1000)), None);
         assert_eq!(clock.on_move(2, Color::Black, ms(1500)), None);
@@ -462,15 +486,41 @@ mod tests {
         assert_eq!(clock.white_side(), Some(ClockSide::Left));
     }
 
+    fn stopped(left: u32, right: u32) -> ClockTimes {
+        let mut times = reading(left, right, true);
+        times.status = ClockStatus(0);
+        times
+    }
+
     #[test]
-    fn a_clock_stopped_when_the_first_move_is_made_casts_no_vote_for_it() {
+    fn a_clock_not_read_starting_the_game_casts_no_vote_at_its_first_move() {
+        // Stopped when the first move is made.
         let mut clock = ClockTracker::default();
-        clock.on_times(&reading(600, 600, false), ms(0));
-        let mut stopped = reading(600, 600, true);
-        stopped.status = ClockStatus(0);
-        clock.on_times(&stopped, ms(500));
+        clock.on_times(&stopped(600, 600), ms(0));
+        clock.on_times(&reading(600, 600, false), ms(500));
+        clock.on_times(&stopped(600, 598), ms(2500));
+        clock.on_move(1, Color::White, ms(3000));
+        assert_eq!(clock.white_side(), None);
+        // Running since before it was first read.
+        let mut clock = ClockTracker::default();
+        clock.on_times(&reading(600, 590, false), ms(0));
         clock.on_move(1, Color::White, ms(1000));
         assert_eq!(clock.white_side(), None);
+        // Left running from the last game (on the side that was to move there).
+        let mut clock = ClockTracker::default();
+        clock.on_times(&stopped(600, 600), ms(0));
+        clock.on_times(&reading(600, 600, true), ms(500));
+        clock.on_times(&reading(540, 600, false), ms(60_000));
+        clock.new_game();
+        clock.on_times(&reading(540, 580, false), ms(80_000));
+        clock.on_move(1, Color::White, ms(81_000));
+        assert_eq!(clock.white_side(), None);
+        // Stopped at the end of the last game and started for this one: it votes.
+        clock.on_times(&stopped(540, 570), ms(90_000));
+        clock.new_game();
+        clock.on_times(&reading(600, 600, false), ms(100_000));
+        clock.on_move(1, Color::White, ms(101_000));
+        assert_eq!(clock.white_side(), Some(ClockSide::Right));
     }
 
     #[test]
