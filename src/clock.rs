@@ -176,8 +176,7 @@ impl ClockTracker {
             .map(|press| press.side)
             .or(self.running);
         if let Some(side) = ran {
-            let white_left = (side == ClockSide::Left) == (mover == Color::White);
-            self.white_left_votes += if white_left { 1 } else { -1 };
+            self.vote(side, mover);
         }
     }
 
@@ -256,12 +255,17 @@ impl ClockTracker {
                 }
                 continue;
             }
-            let white_left = (press.side == ClockSide::Left) == (mover == Color::White);
-            self.white_left_votes += if white_left { 1 } else { -1 };
+            self.vote(press.side, mover);
             self.waiting_move = None;
             return (self.side_of(mover) == Some(press.side)).then(|| note(ply, &press.time));
         }
         None
+    }
+
+    /// A vote that `side` is `mover`'s.
+    fn vote(&mut self, side: ClockSide, mover: Color) {
+        let white_left = (side == ClockSide::Left) == (mover == Color::White);
+        self.white_left_votes += if white_left { 1 } else { -1 };
     }
 
     /// A reading at which the clock runs on side `running`, with no switch since the
@@ -338,6 +342,12 @@ mod tests {
             right: t(right),
             status: ClockStatus(ClockStatus::RUNNING | turn),
         }
+    }
+
+    fn stopped(left: u32, right: u32) -> ClockTimes {
+        let mut times = reading(left, right, true);
+        times.status = ClockStatus(0);
+        times
     }
 
     #[test]
@@ -484,12 +494,6 @@ mod tests {
         assert_eq!(clock.on_times(&reading(608, 603, false), ms(3300)), None);
         assert_eq!(clock.on_move(3, Color::White, ms(3500)), clk(3, "0:10:08"));
         assert_eq!(clock.white_side(), Some(ClockSide::Left));
-    }
-
-    fn stopped(left: u32, right: u32) -> ClockTimes {
-        let mut times = reading(left, right, true);
-        times.status = ClockStatus(0);
-        times
     }
 
     #[test]
