@@ -124,6 +124,16 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The file a daemon run wrote in `dir` with this extension (one connection, one board:
+/// one file).
+pub fn file_in(dir: &Path, extension: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == extension))
+        .unwrap_or_else(|| panic!("no .{extension} file in {}", dir.display()))
+}
+
 /// The strings of a JSON array (e.g. a board's SAN moves); empty when it is none.
 pub fn strings(value: &serde_json::Value) -> Vec<String> {
     value

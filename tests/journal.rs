@@ -3,12 +3,12 @@
 //! every game and move comes back and the live game goes on.
 
 use std::io::{BufReader, PipeWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use boardcast_simulator::{ClockConfig, PtyBoard, Script, SimConfig, Source, spawn_on_pty};
 
-use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, file_in, poll, read_status, scratch};
 use crate::http_harness::{Daemon, sans};
 
 /// The opening of Kasparov – Topalov, Wijk aan Zee 1999: castling both ways, captures,
@@ -163,14 +163,6 @@ impl Hands {
     }
 }
 
-fn journal_file(dir: &Path) -> PathBuf {
-    std::fs::read_dir(dir)
-        .expect("journal dir")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "journal"))
-        .expect("a journal file")
-}
-
 #[test]
 fn finished_games_survive_a_kill_and_a_torn_journal_tail() {
     let mut hands = Hands::start();
@@ -201,7 +193,7 @@ fn finished_games_survive_a_kill_and_a_torn_journal_tail() {
     kill(&mut daemon.running);
 
     // Power loss in the middle of writing a record.
-    let file = journal_file(&journal);
+    let file = file_in(&journal, "journal");
     let mut torn = std::fs::OpenOptions::new()
         .append(true)
         .open(&file)

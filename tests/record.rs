@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use boardcast_simulator::{Script, SimConfig, Source, spawn_on_pty};
 
-use crate::harness::{Running, boardcast, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, file_in, poll, read_status, scratch};
 
 const MOVES: [&str; 14] = [
     "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Bxc6", "dxc6", "O-O", "f6", "d4", "exd4", "Nxd4", "c5",
@@ -49,16 +49,6 @@ fn recording_daemon(port: &Path, dir: &Path, flags: &[&OsStr]) -> (Running, Path
         .arg("--port")
         .arg(port);
     (Running::start(cmd), status, recordings)
-}
-
-/// The file a daemon run wrote in `dir` with this extension (one connection, one board:
-/// one file).
-fn file_in(dir: &Path, extension: &str) -> PathBuf {
-    std::fs::read_dir(dir)
-        .expect("dir")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == extension))
-        .unwrap_or_else(|| panic!("no .{extension} file in {}", dir.display()))
 }
 
 /// `boardcast replay FILE FLAGS`, which must succeed: its output (the PGN) and stderr.
