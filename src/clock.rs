@@ -6,6 +6,13 @@
 //! X belongs to the player who just moved. Each such pairing is a vote, so one stray
 //! press does not swap the colours for the rest of the game.
 //!
+//! Presses can mislead (a clock started on the wrong side and switched before the first
+//! move, a press read with the wrong move), and once the colours are known they alone
+//! would never be corrected: a press of the other side is not paired. So the clock is
+//! also watched while nothing happens: the side that has run on its own for a while, after
+//! a move that got its press, is the side to move's. These steady readings, one a move,
+//! decide the colours once there are any.
+//!
 //! Presses can go unseen: a bus board's clock is read once a second, so a move and its
 //! reply pressed between two readings show no switch, and nothing is read while the
 //! link is down or the daemon restarts. Once the colours are known, a press is therefore
@@ -22,6 +29,10 @@ use shakmaty::Color;
 
 /// A press and a move this far apart in time are taken to belong together.
 const PAIRING_WINDOW: Duration = Duration::from_secs(10);
+/// A side that has run this long, with no move recorded meanwhile, is the side to
+/// move's: longer than a press takes after its move, or a move's recording after its
+/// press.
+const STEADY: Duration = Duration::from_secs(5);
 /// A reading more than this above the previous one on the same side is junk (reference
 /// §1.7: "times that jump upward by more than 1 h").
 const MAX_JUMP_SECONDS: u32 = 3600;
@@ -62,8 +73,17 @@ const MAX_WAITING_PRESSES: usize = 8;
 pub struct ClockTracker {
     latest: Option<ClockTimes>,
     running: Option<ClockSide>,
-    /// Positive: White sits on the left.
+    /// Positive: White sits on the left (pairings of presses with moves).
     white_left_votes: i32,
+    /// Positive: White sits on the left (steady readings: see `steady`). They decide
+    /// when there are any.
+    steady_white_left_votes: i32,
+    /// Since when the running side has been read running, with no switch and no gap.
+    running_since: Option<Duration>,
+    /// The last recorded move: its ply, its mover, when.
+    last_move: Option<(usize, Color, Duration)>,
+    /// The ply of the move after which a steady reading was last counted.
+    steady_ply: Option<usize>,
     /// Presses not yet matched with a move, oldest first. Both come in the order they
     /// happened, so the n-th waiting press belongs to the n-th move still to come, even
     /// when a fast reply is pressed before the first move is recorded.
@@ -124,10 +144,38 @@ impl ClockTracker {
         } else if let Some(after) = running {
             note = self.pressed_unseen(after, times);
         }
+        match running {
+            Some(_) if running == self.running && self.running_since.is_some() => {}
+            _ => self.running_since = running.map(|_| now),
+        }
         if running.is_some() {
             self.running = running;
         }
+        self.steady(now);
         note
+    }
+
+    /// A reading at `now` with the clock running on the same side since `running_since`:
+    /// if that has lasted [`STEADY`] since the last recorded move too, and that move's
+    /// press was seen, the running side is the side to move's. Counted once a move.
+    ///
+    /// Not while the last move waits for its press: its mover may have forgotten to
+    /// press (or the game ended on it), and the clock then runs on the mover's side.
+    fn steady(&mut self, now: Duration) {
+        let (Some(side), Some(since), Some((ply, mover, at))) =
+            (self.running, self.running_since, self.last_move)
+        else {
+            return;
+        };
+        if self.waiting_move.is_some()
+            || self.steady_ply == Some(ply)
+            || now.saturating_sub(since) < STEADY
+            || now.saturating_sub(at) < STEADY
+        {
+            return;
+        }
+        self.steady_ply = Some(ply);
+        self.steady_white_left_votes += white_left_vote(side, mover.other());
     }
 
     /// A new game: the colours and presses start afresh. Whether the clock was stopped
@@ -147,6 +195,7 @@ impl ClockTracker {
             self.first_mover_ran(mover);
         }
         self.waiting_move = Some((ply, mover, now));
+        self.last_move = Some((ply, mover, now));
         let paired = self.pair();
         if paired.is_none() && self.latest.is_some_and(|t| !t.status.running()) {
             // The clock was stopped before this move was recorded (the game's last move).
@@ -186,6 +235,7 @@ impl ClockTracker {
     /// readings that follow (see `pressed_unseen`).
     pub fn unread(&mut self) {
         self.running = None;
+        self.running_since = None;
     }
 
     /// The moves were taken back or replaced down to `ply` plies; forget a later move.
@@ -193,11 +243,20 @@ impl ClockTracker {
         if self.waiting_move.is_some_and(|(p, _, _)| p > ply) {
             self.waiting_move = None;
         }
+        // The move now last was recorded earlier; until the next one, no steady reading.
+        if self.last_move.is_some_and(|(p, _, _)| p > ply) {
+            self.last_move = None;
+        }
     }
 
-    /// The side of the clock White sits on, once the presses have shown it.
+    /// The side of the clock White sits on, once the readings have shown it: the steady
+    /// readings', if any, else the presses'.
     pub fn white_side(&self) -> Option<ClockSide> {
-        match self.white_left_votes {
+        let votes = match self.steady_white_left_votes {
+            0 => self.white_left_votes,
+            steady => steady,
+        };
+        match votes {
             0 => None,
             v if v > 0 => Some(ClockSide::Left),
             _ => Some(ClockSide::Right),
@@ -264,8 +323,7 @@ impl ClockTracker {
 
     /// A vote that `side` is `mover`'s.
     fn vote(&mut self, side: ClockSide, mover: Color) {
-        let white_left = (side == ClockSide::Left) == (mover == Color::White);
-        self.white_left_votes += if white_left { 1 } else { -1 };
+        self.white_left_votes += white_left_vote(side, mover);
     }
 
     /// A reading at which the clock runs on side `running`, with no switch since the
@@ -288,6 +346,15 @@ impl ClockTracker {
         let time = side_time(&self.latest?, self.side_of(mover)?);
         self.waiting_move = None;
         Some(note(ply, &time))
+    }
+}
+
+/// A vote that `side` is `color`'s: +1 for White on the left, -1 for White on the right.
+fn white_left_vote(side: ClockSide, color: Color) -> i32 {
+    if (side == ClockSide::Left) == (color == Color::White) {
+        1
+    } else {
+        -1
     }
 }
 
@@ -569,5 +636,41 @@ mod tests {
         clock.on_move(7, Color::White, secs(1));
         clock.on_times(&reading(590, 600, false), secs(30));
         assert_eq!(clock.white_side(), None);
+    }
+
+    #[test]
+    fn a_clock_started_on_the_wrong_side_is_put_right_by_the_side_that_runs_steadily() {
+        let mut clock = ClockTracker::default();
+        // White sits on the left. The clock is started on the right by mistake and
+        // switched at once: read as a press of the right before White's first move.
+        clock.on_times(&stopped(600, 600), ms(0));
+        clock.on_times(&reading(600, 600, false), ms(500));
+        clock.on_times(&reading(600, 599, true), ms(1500));
+        clock.on_move(1, Color::White, ms(3000));
+        assert_eq!(clock.white_side(), Some(ClockSide::Right));
+        // White presses; Black thinks: the right runs on its own, after a move whose
+        // press was read.
+        clock.on_times(&reading(603, 599, false), ms(4000));
+        for second in 5u32..=12 {
+            clock.on_times(&reading(603, 599 + 4 - second, false), secs(second.into()));
+        }
+        assert_eq!(clock.white_side(), Some(ClockSide::Left));
+        // Black's move gets Black's time (the right display), not White's.
+        clock.on_move(2, Color::Black, secs(24));
+        assert_eq!(
+            clock.on_times(&reading(603, 580, true), secs(25)),
+            clk(2, "0:09:40")
+        );
+    }
+
+    #[test]
+    fn a_move_not_pressed_casts_no_steady_vote() {
+        let mut clock = colours_known();
+        // White moves and forgets to press: White's side (the left) runs on.
+        clock.on_move(3, Color::White, ms(4000));
+        for second in 5u32..=30 {
+            clock.on_times(&reading(605 + 3 - second, 603, true), secs(second.into()));
+        }
+        assert_eq!(clock.white_side(), Some(ClockSide::Left));
     }
 }
