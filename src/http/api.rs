@@ -82,6 +82,15 @@ pub fn board_id(raw: &str) -> Result<usize, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("board {raw:?}")))
 }
 
+/// The number of a board the daemon has, from a path.
+pub fn existing_board(app: &App, raw: &str) -> Result<usize, ApiError> {
+    let id = board_id(raw)?;
+    match app.hub.view(id) {
+        Some(_) => Ok(id),
+        None => Err(ApiError::no_board(id)),
+    }
+}
+
 /// A caller that presented the operator's token. As an extractor placed before the
 /// body it refuses a caller without the token before the body is read or judged, so an
 /// unauthorised call gets 401 whatever it sends (403 on a relay, which takes no
@@ -227,10 +236,7 @@ pub async fn set_players(
     _operator: Operator,
     Json(players): Json<Players>,
 ) -> Result<Response, ApiError> {
-    let id = board_id(&id)?;
-    if app.hub.view(id).is_none() {
-        return Err(ApiError::no_board(id));
-    }
+    let id = existing_board(&app, &id)?;
     app.hub.set_players(id, players);
     retag(&app, id);
     Ok(Json(app.hub.view(id)).into_response())

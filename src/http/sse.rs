@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 
 use super::App;
-use super::api::{ApiError, board_id};
+use super::api::{ApiError, existing_board};
 use super::live;
 
 /// Query parameters of the event streams.
@@ -38,10 +38,7 @@ pub async fn board_events(
     headers: HeaderMap,
     Query(resume): Query<Resume>,
 ) -> Result<Response, ApiError> {
-    let id = board_id(&id)?;
-    if app.hub.view(id).is_none() {
-        return Err(ApiError::no_board(id));
-    }
+    let id = existing_board(&app, &id)?;
     Ok(stream(app, &headers, resume, Some(id)))
 }
 
