@@ -579,6 +579,10 @@ impl Engine {
     /// a scan before it was read filling: a player replies to a finished move, so that
     /// filling is the last move landing after all and this capture's square, read
     /// emptied and filled beside it, a flicker (the search weighs the readings instead).
+    /// A square read occupied as the piece was lifted and emptied only after shows the
+    /// last move landed before the reply: its filling again is that piece flickering or
+    /// adjusted (Qc1, then Qxa3 swapped with c1 read emptied and filled as the queen
+    /// lands), no late landing.
     fn lifted_before_last_landed(&self, lifted: Duration, to: Square) -> bool {
         let Some(last) = self.record.moves().last() else {
             return false;
@@ -587,7 +591,9 @@ impl Engine {
         let settled = lifted + self.config.settle;
         !squares.contains(to)
             && squares.into_iter().any(|sq| {
-                self.history.occupied_at(sq, settled) == Some(false)
+                [lifted, settled]
+                    .into_iter()
+                    .all(|t| self.history.occupied_at(sq, t) == Some(false))
                     && self.history.last_filled(sq).is_some_and(|t| t > settled)
             })
     }
