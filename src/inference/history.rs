@@ -189,19 +189,25 @@ impl History {
     /// may have been any (a bishop read as a king, then taken before the next scan read
     /// it). A piece of a code that left another square may be a slide's step, read on
     /// the squares it passes; one followed by the code of a piece then in the hand may
-    /// be that piece misread, its true code read next.
+    /// be that piece misread, its true code read next, unless the square held a piece
+    /// of that piece's side before: no piece lands on its own side's, so another was
+    /// placed there first and taken by it (exd4 read as a rook, then Nxd4 read).
     pub fn misread_briefly(&self, from: Duration, scan: Duration) -> Bitboard {
         let recent = || self.changes.iter().rev().take_while(|c| c.at >= from);
         let left_elsewhere = |square: Square, code: u8, until: Duration| {
             recent().any(|c| !c.occupied && c.was == code && c.square != square && c.at <= until)
         };
+        let color = |code: u8| code_piece(code).map(|p| p.color);
         let mut next: [Option<(Duration, u8)>; 64] = [None; 64];
         let mut brief = Bitboard::EMPTY;
         for c in recent() {
             let i = c.square.to_usize();
             if c.occupied
                 && next[i].is_some_and(|(t, code)| {
-                    t < c.at + scan && (code == EMPTY || !left_elsewhere(c.square, code, c.at))
+                    t < c.at + scan
+                        && (code == EMPTY
+                            || !left_elsewhere(c.square, code, c.at)
+                            || color(c.was).is_some() && color(c.was) == color(code))
                 })
                 && !left_elsewhere(c.square, c.code, Duration::MAX)
             {
