@@ -76,6 +76,20 @@ const ROSTER: [(&str, &str); 6] = [
     ("Black", "?"),
 ];
 
+/// The plies a record has room for from the start, in each vector it keeps per ply or
+/// per move: growing them from empty, doubling each time, was a tenth of the work of
+/// recording a move (reallocating and copying the positions). Games longer than this
+/// grow once or twice more.
+const PLIES_RESERVED: usize = 64;
+
+/// A vector kept per position, holding the start position's `first`, with room for
+/// `PLIES_RESERVED` more.
+fn per_ply<T>(first: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(PLIES_RESERVED + 1);
+    v.push(first);
+    v
+}
+
 impl GameRecord {
     /// A game from the standard start position.
     pub fn new() -> Self {
@@ -90,12 +104,12 @@ impl GameRecord {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            keys: vec![start.zobrist_hash(EnPassantMode::Legal)],
-            verdicts: vec![evaluate(&start, &legal, 1)],
+            keys: per_ply(start.zobrist_hash(EnPassantMode::Legal)),
+            verdicts: per_ply(evaluate(&start, &legal, 1)),
             legal: legal.to_vec(),
             legal_before: None,
-            positions: vec![start],
-            moves: Vec::new(),
+            positions: per_ply(start),
+            moves: Vec::with_capacity(PLIES_RESERVED),
             preface: Vec::new(),
             signalled: None,
         }

@@ -42,6 +42,9 @@ pub(super) struct Search<'a> {
     /// filling since the board last showed that position (see `fills_covered`): set at
     /// the root, the same for every sequence.
     pub(super) fills_read: Bitboard,
+    /// When set, the legal moves of the position the search starts from (the caller
+    /// searching it depth after depth generates them once).
+    pub(super) root_moves: Option<&'a [Move]>,
 }
 
 impl<'a> Search<'a> {
@@ -68,6 +71,7 @@ impl<'a> Search<'a> {
             within: None,
             nodes,
             fills_read: Bitboard::EMPTY,
+            root_moves: None,
         }
     }
 }
@@ -146,7 +150,14 @@ impl Search<'_> {
             && !path.is_empty()
             && self.hypothesis.len() <= path.len())
         .then(|| (stray.single_square(), *self.nodes));
-        let moves = pos.legal_moves();
+        let generated;
+        let moves = match self.root_moves.filter(|_| path.is_empty()) {
+            Some(moves) => moves,
+            None => {
+                generated = pos.legal_moves();
+                &generated[..]
+            }
+        };
         for (i, &mv) in moves.iter().enumerate() {
             if let Some((single, base)) = only {
                 let lands = match mv {

@@ -213,6 +213,8 @@ pub(crate) fn explain(
     // On an occupancy-only board, explanations that each leave a move in progress begun
     // before their last move was read landing (see `choose_between`), and their length.
     let mut strained: Option<(Vec<Sequence>, usize)> = None;
+    // The moves of the start position, for every depth's search.
+    let root_moves = start.legal_moves();
     for plies in 1..=max_plies {
         // Nothing found so far: when no sequence this long or longer can be accepted
         // either (a king the board shows beyond its side's reach), nothing explains the
@@ -271,6 +273,7 @@ pub(crate) fn explain(
             seek_whole: weak.is_some(),
             collect_whole: weak.is_none() && !occupancy_only,
             placed: placed.as_ref(),
+            root_moves: Some(&root_moves),
             ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
         };
         search.dfs(start, &codes, plies, &mut path);
