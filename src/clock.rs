@@ -88,8 +88,8 @@ pub struct ClockTracker {
     /// happened, so the n-th waiting press belongs to the n-th move still to come, even
     /// when a fast reply is pressed before the first move is recorded.
     presses: VecDeque<Press>,
-    /// The last recorded move, while it has no press yet.
-    waiting_move: Option<(usize, Color, Duration)>,
+    /// The last recorded move has no press yet (see `waiting_move`).
+    waiting: bool,
     /// The clock was read stopped (this game, or when the last one gave way to it).
     read_stopped: bool,
     /// The clock was read starting this game: running after being read stopped.
@@ -167,7 +167,7 @@ impl ClockTracker {
         else {
             return;
         };
-        if self.waiting_move.is_some()
+        if self.waiting
             || self.steady_ply == Some(ply)
             || now.saturating_sub(since) < STEADY
             || now.saturating_sub(at) < STEADY
@@ -194,8 +194,8 @@ impl ClockTracker {
         if ply == 1 {
             self.first_mover_ran(mover);
         }
-        self.waiting_move = Some((ply, mover, now));
         self.last_move = Some((ply, mover, now));
+        self.waiting = true;
         let paired = self.pair();
         if paired.is_none() && self.latest.is_some_and(|t| !t.status.running()) {
             // The clock was stopped before this move was recorded (the game's last move).
@@ -240,10 +240,8 @@ impl ClockTracker {
 
     /// The moves were taken back or replaced down to `ply` plies; forget a later move.
     pub fn on_retract(&mut self, ply: usize) {
-        if self.waiting_move.is_some_and(|(p, _, _)| p > ply) {
-            self.waiting_move = None;
-        }
-        // The move now last was recorded earlier; until the next one, no steady reading.
+        // The move now last was recorded earlier: until the next one, none waits for its
+        // press and no steady reading counts.
         if self.last_move.is_some_and(|(p, _, _)| p > ply) {
             self.last_move = None;
         }
@@ -300,7 +298,7 @@ impl ClockTracker {
     /// the mover's press went unseen, and this one waits for the other player's move
     /// still to be recorded.
     fn pair(&mut self) -> Option<MoveTime> {
-        let (ply, mover, moved) = self.waiting_move?;
+        let (ply, mover, moved) = self.waiting_move()?;
         while let Some(press) = self.presses.pop_front() {
             if press.at.abs_diff(moved) > PAIRING_WINDOW {
                 // A press long before this move belongs to no recorded move.
@@ -308,17 +306,22 @@ impl ClockTracker {
             }
             if self.side_of(mover).is_some_and(|side| side != press.side) {
                 if press.at > moved {
-                    self.waiting_move = None;
+                    self.waiting = false;
                     self.presses.push_front(press);
                     return None;
                 }
                 continue;
             }
             self.vote(press.side, mover);
-            self.waiting_move = None;
+            self.waiting = false;
             return (self.side_of(mover) == Some(press.side)).then(|| note(ply, &press.time));
         }
         None
+    }
+
+    /// The last recorded move, while it has no press yet.
+    fn waiting_move(&self) -> Option<(usize, Color, Duration)> {
+        self.last_move.filter(|_| self.waiting)
     }
 
     /// A vote that `side` is `mover`'s.
@@ -331,20 +334,20 @@ impl ClockTracker {
     /// (the colours known), the mover pressed unseen, after the move (before it, the
     /// mover's side ran), and its display has stood since: that is the move's time.
     fn pressed_unseen(&mut self, running: ClockSide, times: &ClockTimes) -> Option<MoveTime> {
-        let (ply, mover, _) = self.waiting_move?;
+        let (ply, mover, _) = self.waiting_move()?;
         let side = self.side_of(mover)?;
         if side == running {
             return None;
         }
-        self.waiting_move = None;
+        self.waiting = false;
         Some(note(ply, &side_time(times, side)))
     }
 
     /// The clock stopped while a move waits for its press.
     fn stopped(&mut self) -> Option<MoveTime> {
-        let (ply, mover, _) = self.waiting_move?;
+        let (ply, mover, _) = self.waiting_move()?;
         let time = side_time(&self.latest?, self.side_of(mover)?);
-        self.waiting_move = None;
+        self.waiting = false;
         Some(note(ply, &time))
     }
 }
