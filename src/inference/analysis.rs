@@ -387,6 +387,47 @@ impl Engine {
         self.lost_updates && self.replied_when_lost && self.recorded_when_lost(ply)
     }
 
+    /// Whether `found`, moves with a move in progress after them, has the last recorded
+    /// move's piece in the hand, read on its landing square for less than a scan (a
+    /// slide's step) and gone from there before the first of those moves' pieces left its
+    /// square. A player moves again only after the reply, so the piece was taken off by
+    /// the reply: a capture on the square the slide went on to, never read (Bf6+ slid
+    /// over g5, the bishop taken first for Nxf6: not Bg5 Nf6 with the bishop held).
+    fn last_piece_held_through_reply(&self, found: &Explanation) -> bool {
+        let Explanation::Found {
+            moves,
+            complete: false,
+            ..
+        } = found
+        else {
+            return false;
+        };
+        let (Some(last), Some(first)) = (self.record.moves().last(), moves.first()) else {
+            return false;
+        };
+        let (Move::Normal { to, .. }, Some(from)) = (last.mv, first.from()) else {
+            return false;
+        };
+        let square = to.to_usize();
+        let untouched = moves.iter().all(|m| m.from() != Some(to) && m.to() != to);
+        if self.config.occupancy_only || !untouched || self.observed[square] != EMPTY {
+            return false;
+        }
+        let scan = self.config.settle;
+        let code = self.expected[square];
+        let window = (self.previous_anchor, Duration::MAX);
+        if self.history.stood(to, code, window, scan, false) {
+            return false;
+        }
+        match (
+            self.history.last_change(to, Duration::MAX),
+            self.history.last_change(from, Duration::MAX),
+        ) {
+            (Some(gone), Some(left)) => gone + scan < left,
+            _ => false,
+        }
+    }
+
     /// Whether candidate `c`, one move from the recorded position, is a move the board
     /// read whole after lost updates cannot be a snapshot of (see `fresh_read_passed`):
     /// the move made is then more moves, or other ones, the search is left to report.
@@ -528,8 +569,10 @@ impl Engine {
         // the move (a slide cut off, then finished: Rd7 read, then Rd8; not Rd7 and a
         // round trip of the other side). Another piece is no such slide (exd5 read
         // whole is not Nc3 with a capture in progress).
+        let held = self.last_piece_held_through_reply(&found);
         let retry = found == Explanation::Nothing && !self.answered_before_lost(n)
-            || self.lost_updates && self.rest_unread;
+            || self.lost_updates && self.rest_unread
+            || held;
         if retry && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i)) {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the
@@ -570,7 +613,11 @@ impl Engine {
                 }
                 Explanation::Nothing => false,
             };
-            if found == Explanation::Nothing || slide && plies(&replaced) < plies(&found) {
+            let whole = matches!(replaced, Explanation::Found { complete: true, .. });
+            if found == Explanation::Nothing
+                || slide && plies(&replaced) < plies(&found)
+                || held && slide && whole
+            {
                 found = replaced;
                 correction = true;
             }
