@@ -546,7 +546,7 @@ impl Engine {
         } else {
             self.config.max_search_plies
         };
-        if occupancy && self.carried(rounds) {
+        if occupancy && self.carried(rounds, false) {
             return true;
         }
         let mut correction = false;
@@ -632,10 +632,20 @@ impl Engine {
                         .ambiguity
                         .as_ref()
                         .is_some_and(|a| a.unread_tail || self.end_alike(a))
-                    && self.carried(rounds) =>
+                    && self.carried(rounds, false) =>
             {
                 true
             }
+            // The one explanation, a move in progress after moves begun out of the order
+            // their pieces were lifted, beside an open ambiguity (its search cut at the
+            // budget, so binding nothing) whose sequences the moves read since carry on to
+            // the board whole: those are the moves made (Nxa5 Nxa5 dxc5 Qc7 reported, then
+            // Nd4: not dxc5 Nd4 Nbxd4 Qc7 with the knight on f3 in the hand).
+            Explanation::Found {
+                complete: false,
+                ordered: false,
+                ..
+            } if !occupancy && self.ambiguity.is_some() && self.carried(rounds, true) => true,
             Explanation::Nothing if occupancy && self.recaptured(rounds) => true,
             Explanation::Nothing => {
                 self.unexplained = Some(key);
@@ -899,11 +909,13 @@ impl Engine {
     /// progress read under way. (The board read after lost updates with O-O in the hand
     /// and then castled and moved on past the search's depth: Ba4 Nf6 O-O Be7 Re1.)
     /// False when no sequence explains the board (none open, or a board part-way).
-    fn carried(&mut self, rounds: usize) -> bool {
+    /// With `whole`, any open ambiguity is carried, but only by extensions that show the
+    /// board whole, every one of them found.
+    fn carried(&mut self, rounds: usize, whole: bool) -> bool {
         let Some(open) = self
             .ambiguity
             .clone()
-            .filter(|a| (a.binding || a.unread_tail) && a.takeback.is_none() && !a.hold)
+            .filter(|a| (a.binding || a.unread_tail || whole) && a.takeback.is_none() && !a.hold)
         else {
             return false;
         };
@@ -925,12 +937,17 @@ impl Engine {
                 extra,
             );
             exhaustive &= all;
-            if open.unread_tail && !all {
+            if (open.unread_tail || whole) && !all {
                 // Extensions the search did not reach may start otherwise.
                 return false;
             }
             let beyond = |(s, read): &(Vec<Move>, bool)| *read && s.len() > hypothesis.len();
-            survivors.extend(found.into_iter().filter(|s| !open.unread_tail || beyond(s)));
+            let shows = |(s, _): &(Vec<Move>, bool)| !whole || self.shows_whole(&from, s);
+            survivors.extend(
+                found
+                    .into_iter()
+                    .filter(|s| (!open.unread_tail || beyond(s)) && shows(s)),
+            );
         }
         let Some((first, _)) = survivors.first().cloned() else {
             return false;
@@ -968,6 +985,15 @@ impl Engine {
         self.report_ambiguity(Some((plies, ambiguity)));
         self.drop_contradicted_tentative();
         true
+    }
+
+    /// Whether `moves`, legal one after the other from `from`, leave the observed board.
+    fn shows_whole(&self, from: &Chess, moves: &[Move]) -> bool {
+        let mut pos = from.clone();
+        for &mv in moves {
+            pos.play_unchecked(mv);
+        }
+        from_board(pos.board(), self.config.occupancy_only) == self.observed
     }
 
     /// A move waiting out its settle window that the ambiguity just reported contradicts
