@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{
-    Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role, Square, attacks,
-};
+use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, Position, Rank, Role, Square, attacks};
 
 use super::dfs::Search;
 use super::moves::{capture_square, landing_elsewhere, moved_elsewhere, one_step_twin};
@@ -215,27 +213,8 @@ impl Search<'_> {
         }
         let turn = pos.turn();
         let pawn = normalize(piece_code(Role::Pawn.of(turn)), self.occupancy_only);
-        // A move other than en passant or castling changes one square holding a piece of
-        // its side (where it leaves) and one other (where it lands): a board differing
-        // on more of either can only be one of those in progress.
-        let ours = pos.board().by_color(turn);
-        let moves = if (changed & ours).count() > 1 || (changed & !ours).count() > 1 {
-            // Each list is asked for only when the position can have such a move: a move
-            // list is large, and copying an empty one out was a visible share of the search.
-            let mut moves = MoveList::new();
-            if pos.maybe_ep_square().is_some() {
-                moves.extend(pos.en_passant_moves());
-            }
-            for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
-                if pos.castles().has(turn, side) {
-                    moves.extend(pos.castling_moves(side));
-                }
-            }
-            moves
-        } else {
-            pos.legal_moves()
-        };
-        moves.iter().any(|&mv| {
+        // Whether the target shows `mv` under way: begun, not finished.
+        let fits = |&mv: &Move| {
             // Most moves miss a square still differing: no effect needed to tell.
             if (changed & !move_squares(mv, turn)).any() {
                 return false;
@@ -255,7 +234,25 @@ impl Search<'_> {
                     || code == EMPTY
                     || (mv.is_promotion() && sq == mv.to() && code == pawn)
             })
-        })
+        };
+        // A move other than en passant or castling changes one square holding a piece of
+        // its side (where it leaves) and one other (where it lands): a board differing
+        // on more of either can only be one of those in progress.
+        let ours = pos.board().by_color(turn);
+        // Each list is asked for only when the position can have such a move, and tested
+        // where it is made: a move list is large, and copying one out (an empty one, or
+        // the legal moves into a binding shared by both branches) was a visible share of
+        // the search.
+        if (changed & ours).count() > 1 || (changed & !ours).count() > 1 {
+            pos.maybe_ep_square().is_some() && pos.en_passant_moves().iter().any(fits)
+                || [CastlingSide::KingSide, CastlingSide::QueenSide]
+                    .into_iter()
+                    .any(|side| {
+                        pos.castles().has(turn, side) && pos.castling_moves(side).iter().any(fits)
+                    })
+        } else {
+            pos.legal_moves().iter().any(fits)
+        }
     }
 
     /// Whether `code` is an empty square or a piece of `turn`: what a move of `turn` in
