@@ -188,30 +188,58 @@ impl History {
     /// square since: a wrong code is read for one scan only, so the piece placed there
     /// may have been any (a bishop read as a king, then taken before the next scan read
     /// it). A piece of a code that left another square may be a slide's step, read on
-    /// the squares it passes; one followed by the code of a piece then in the hand may
-    /// be that piece misread, its true code read next, unless the square held a piece
-    /// of that piece's side before: no piece lands on its own side's, so another was
-    /// placed there first and taken by it (exd4 read as a rook, then Nxd4 read).
+    /// the squares it passes, unless it was read lifted from this square since (a
+    /// capture's victim: it passes nowhere any more) or put back where it left (a piece
+    /// adjusted). One followed by the code of a piece then in the hand may be that piece
+    /// misread, its true code read next, unless the square held a piece of that piece's
+    /// side before (no piece lands on its own side's, so another was placed there first
+    /// and taken by it: exd4 read as a rook, then Nxd4 read) or was read giving up a
+    /// piece just before (the piece that took that one may have been placed and taken
+    /// within a scan, never read: dxe5 Nxe5 Rxe5, the pawn on e5 taken before a scan
+    /// read it, the knight read once with a wrong code).
     pub fn misread_briefly(&self, from: Duration, scan: Duration) -> Bitboard {
         let recent = || self.changes.iter().rev().take_while(|c| c.at >= from);
         let left_elsewhere = |square: Square, code: u8, until: Duration| {
-            recent().any(|c| !c.occupied && c.was == code && c.square != square && c.at <= until)
+            recent().any(|c| {
+                !c.occupied
+                    && c.was == code
+                    && c.square != square
+                    && c.at <= until
+                    && !recent().any(|d| {
+                        d.at > c.at
+                            && d.at <= until
+                            && (d.square == square && !d.occupied && d.was == code
+                                || d.square == c.square && d.occupied && d.code == code)
+                    })
+            })
         };
         let color = |code: u8| code_piece(code).map(|p| p.color);
         let mut next: [Option<(Duration, u8)>; 64] = [None; 64];
         let mut brief = Bitboard::EMPTY;
+        // Readings followed by the code of a piece in the hand: brief if the square's
+        // change before it gave up a piece.
+        let mut after_vacated = Bitboard::EMPTY;
         for c in recent() {
             let i = c.square.to_usize();
+            if after_vacated.contains(c.square) {
+                after_vacated.discard(c.square);
+                if !c.occupied && c.was != EMPTY {
+                    brief.add(c.square);
+                }
+            }
             if c.occupied
-                && next[i].is_some_and(|(t, code)| {
-                    t < c.at + scan
-                        && (code == EMPTY
-                            || !left_elsewhere(c.square, code, c.at)
-                            || color(c.was).is_some() && color(c.was) == color(code))
-                })
+                && let Some((t, code)) = next[i]
+                && t < c.at + scan
                 && !left_elsewhere(c.square, c.code, Duration::MAX)
             {
-                brief.add(c.square);
+                if code == EMPTY
+                    || !left_elsewhere(c.square, code, c.at)
+                    || color(c.was).is_some() && color(c.was) == color(code)
+                {
+                    brief.add(c.square);
+                } else {
+                    after_vacated.add(c.square);
+                }
             }
             next[i] = Some((c.at, c.code));
         }
@@ -392,6 +420,40 @@ mod tests {
         // Not before the capture's window, nor a wrong code corrected to its own colour.
         assert!(!h.misread(Square::F6, 7, (ms(200), until), scan));
         assert!(!h.misread(Square::F6, 10, (ms(500), Duration::MAX), scan));
+    }
+
+    #[test]
+    fn a_wrong_code_after_a_victim_lifted_may_hide_an_unread_capture() {
+        // fxe5 dxe5 Nxe5 Rxe5: a black pawn (7) leaves f6 and lands on e5; the white pawn
+        // (1) leaves d4 and e5 is read empty (the white pawn placed and taken within a
+        // scan); the black knight (9) leaves c6, is read once as a pawn (7), then as
+        // itself, then the white rook (2) from e1 replaces it.
+        let mut h = History::default();
+        for (t, square, code, was) in [
+            (0, Square::F6, 0, 7),
+            (200, Square::E5, 0, 1),
+            (400, Square::E5, 7, 0),
+            (3_000, Square::D4, 0, 1),
+            (3_000, Square::E5, 0, 7),
+            (4_000, Square::C6, 0, 9),
+            (4_700, Square::E5, 7, 0),
+            (4_900, Square::E1, 0, 2),
+            (4_900, Square::E5, 9, 7),
+            (5_100, Square::E5, 2, 9),
+        ] {
+            h.push(Change {
+                at: ms(t),
+                square,
+                occupied: code != 0,
+                code,
+                was,
+            });
+        }
+        let scan = ms(250);
+        assert_eq!(h.misread_briefly(ms(0), scan), Bitboard::from(Square::E5));
+        // Without the victim lifted first, the pawn read once is the knight misread on
+        // its way in: the square held nothing unread.
+        assert_eq!(h.misread_briefly(ms(3_500), scan), Bitboard::EMPTY);
     }
 
     #[test]
