@@ -188,9 +188,10 @@ impl History {
     /// square since: a wrong code is read for one scan only, so the piece placed there
     /// may have been any (a bishop read as a king, then taken before the next scan read
     /// it). A piece of a code that left another square may be a slide's step, read on
-    /// the squares it passes, unless it was read lifted from this square since (a
-    /// capture's victim: it passes nowhere any more) or put back where it left (a piece
-    /// adjusted). One followed by the code of a piece then in the hand may be that piece
+    /// the squares it passes, unless it was read standing on this square since (for
+    /// longer than a slide's step is read) and then lifted (a capture's victim: it
+    /// passes nowhere any more) or put back where it left (a piece adjusted). (A queen
+    /// read on c5 for one scan on its way from b6 to f2, then lifted, is a step.) One followed by the code of a piece then in the hand may be that piece
     /// misread, its true code read next, unless the square held a piece of that piece's
     /// side before (no piece lands on its own side's, so another was placed there first
     /// and taken by it: exd4 read as a rook, then Nxd4 read) or was read giving up a
@@ -208,7 +209,10 @@ impl History {
                     && !recent().any(|d| {
                         d.at > c.at
                             && d.at <= until
-                            && (d.square == square && !d.occupied && d.was == code
+                            && (d.square == square
+                                && !d.occupied
+                                && d.was == code
+                                && self.stood(square, code, (c.at, d.at), scan, true)
                                 || d.square == c.square && d.occupied && d.code == code)
                     })
             })
@@ -454,6 +458,41 @@ mod tests {
         // Without the victim lifted first, the pawn read once is the knight misread on
         // its way in: the square held nothing unread.
         assert_eq!(h.misread_briefly(ms(3_500), scan), Bitboard::EMPTY);
+    }
+
+    #[test]
+    fn a_slide_step_lifted_again_is_no_victim() {
+        // Rxf2 Qxf2: the black rook (8) leaves c2, the white pawn (1) is lifted from f2,
+        // the rook is read there once as a pawn (7), then as itself; the white queen (6)
+        // is read on c5 for one scan on its way from b6, then replaces the rook on f2;
+        // the black queen (12) is lifted from f3 for the next move.
+        let mut h = History::default();
+        for (t, square, code, was) in [
+            (0, Square::C2, 0, 8),
+            (220, Square::F2, 0, 1),
+            (440, Square::F2, 7, 0),
+            (660, Square::F2, 8, 7),
+            (880, Square::C5, 6, 0),
+            (880, Square::B6, 0, 6),
+            (1_100, Square::C5, 0, 6),
+            (1_320, Square::F2, 0, 8),
+            (1_540, Square::F2, 6, 0),
+            (1_760, Square::F3, 0, 12),
+        ] {
+            h.push(Change {
+                at: ms(t),
+                square,
+                occupied: code != 0,
+                code,
+                was,
+            });
+        }
+        // f2 gave up the pawn before its wrong code (it may have held any piece then);
+        // the queen on c5 is a slide's step, not a piece that stood and was taken there.
+        assert_eq!(
+            h.misread_briefly(ms(0), ms(250)),
+            Bitboard::from(Square::F2)
+        );
     }
 
     #[test]
