@@ -151,8 +151,12 @@ impl History {
     }
 
     /// The pieces read at or after `from` and replaced since by another reading of
-    /// their square (the board's current readings left out), newest first.
-    pub fn replaced_pieces(&self, from: Duration) -> impl Iterator<Item = (Square, u8)> + '_ {
+    /// their square (the board's current readings left out), with when each was read,
+    /// newest first.
+    pub fn replaced_pieces(
+        &self,
+        from: Duration,
+    ) -> impl Iterator<Item = (Square, Duration, u8)> + '_ {
         let mut later = 0u64;
         self.changes
             .iter()
@@ -162,7 +166,7 @@ impl History {
                 let bit = 1u64 << c.square.to_usize();
                 let replaced = later & bit != 0;
                 later |= bit;
-                (replaced && c.occupied).then_some((c.square, c.code))
+                (replaced && c.occupied).then_some((c.square, c.at, c.code))
             })
     }
 

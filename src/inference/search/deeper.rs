@@ -16,7 +16,10 @@ pub(super) fn readings_explained(
     moves: &[Move],
     evidence: &Evidence,
 ) -> bool {
-    let replaced = evidence.history.replaced_pieces(evidence.start);
+    let replaced = evidence
+        .history
+        .replaced_pieces(evidence.start)
+        .map(|(square, _, code)| (square, code));
     shows(start, codes, moves, replaced)
 }
 

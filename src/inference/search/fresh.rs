@@ -47,6 +47,14 @@ impl<'a> SinceLost<'a> {
                 .as_ref()
                 .is_none_or(|f| f.passed(self.deeper.start, self.deeper.codes, &s.moves))
     }
+
+    /// Whether the readings since the fresh read go forward in `s` (see
+    /// `FreshRead::forward`).
+    pub(super) fn forward(&self, s: &Sequence) -> bool {
+        self.fresh
+            .as_ref()
+            .is_none_or(|f| f.forward(self.deeper.start, self.deeper.codes, &s.moves))
+    }
 }
 
 /// Whether `moves` from `start` (recorded, or about to be) agree with the fresh read after
@@ -69,6 +77,9 @@ pub(super) struct FreshRead {
     /// Squares read as one piece and, a scan later, as another: the code may have been a
     /// wrong one (a piece being put down), only the occupancy counts.
     brief: Bitboard,
+    /// The pieces read put down since, each replaced since by another reading of its
+    /// square (the board's current readings left out), by square and colour.
+    put_since: Vec<(Square, Color)>,
 }
 
 impl FreshRead {
@@ -99,7 +110,17 @@ impl FreshRead {
                 read != EMPTY && next != EMPTY && next != read
             })
             .collect();
-        Some(FreshRead { board, brief })
+        let put_since = evidence
+            .history
+            .replaced_pieces(lost)
+            .filter(|&(_, at, _)| at > lost)
+            .filter_map(|(sq, _, code)| code_piece(code).map(|p| (sq, p.color)))
+            .collect();
+        Some(FreshRead {
+            board,
+            brief,
+            put_since,
+        })
     }
 
     /// Whether `moves` from `start` (`codes`) pass through a position the fresh read
@@ -108,19 +129,43 @@ impl FreshRead {
     /// after the last one (a move in progress the sequence leaves open: one piece, or two
     /// that one legal move of the side to move lifts, a capture or a castling).
     pub(super) fn passed(&self, start: &Chess, codes: &Codes, moves: &[Move]) -> bool {
-        let mut pos = start.clone();
-        let mut before = *codes;
-        for &mv in moves {
-            let effect = move_effect(mv, pos.turn(), false);
-            let mut after = before;
-            effect.apply(&mut after);
-            if self.part_way(&before, &after, effect.squares(), pos.turn()) {
-                return true;
-            }
-            pos.play_unchecked(mv);
-            before = after;
+        let line = Line::new(start, codes, moves);
+        (0..=moves.len()).any(|k| self.snapshot(&line, k))
+    }
+
+    /// Whether `moves` from `start` (`codes`) pass through a position the fresh read is
+    /// a snapshot of (see `passed`) from which the pieces read put down since go forward:
+    /// each stands, by its colour, on its square in a later position, or in that one off
+    /// the squares of the move the fresh read caught part-way (a piece touched and put
+    /// back). A piece put down again on a square that move had emptied, where no later
+    /// position has one of its colour, undoes it (its victim put back where it was
+    /// taken): when the moves read since land there, they are later moves (Rb8 a4 with
+    /// e6 in the hand, then e6 read and dxe6; not e6 a4 Rb8 with the pawn taken off for
+    /// dxe6 and put back).
+    pub(super) fn forward(&self, start: &Chess, codes: &Codes, moves: &[Move]) -> bool {
+        let line = Line::new(start, codes, moves);
+        let color = |code: u8| code_piece(code).map(|p| p.color);
+        (0..=moves.len()).any(|k| {
+            self.snapshot(&line, k)
+                && self.put_since.iter().all(|&(sq, put)| {
+                    let i = sq.to_usize();
+                    let caught = line.steps.get(k).map_or(Bitboard::EMPTY, |s| s.squares);
+                    line.positions[k + 1..]
+                        .iter()
+                        .any(|p| color(p[i]) == Some(put))
+                        || !caught.contains(sq) && color(line.positions[k][i]) == Some(put)
+                })
+        })
+    }
+
+    /// Whether the fresh read is a snapshot of `line` at its position `k`: part-way
+    /// through the move after it, or with pieces in the hand after the last move.
+    fn snapshot(&self, line: &Line, k: usize) -> bool {
+        let before = &line.positions[k];
+        match line.steps.get(k) {
+            Some(step) => self.part_way(before, &line.positions[k + 1], step.squares, step.mover),
+            None => self.in_hand(&line.end, before),
         }
-        self.in_hand(&pos, &before)
     }
 
     fn same(&self, sq: Square, code: u8) -> bool {
@@ -186,6 +231,45 @@ impl FreshRead {
                 && !owned_by(code, !pos.turn())
         });
         read && (lifted.count() < 2 || one_move_lifts(pos, lifted))
+    }
+}
+
+/// The positions `moves` pass through from a start position (its codes first), and
+/// each move's squares and mover.
+struct Line {
+    positions: Vec<Codes>,
+    steps: Vec<LineStep>,
+    /// The position after the last move.
+    end: Chess,
+}
+
+struct LineStep {
+    squares: Bitboard,
+    mover: Color,
+}
+
+impl Line {
+    fn new(start: &Chess, codes: &Codes, moves: &[Move]) -> Self {
+        let mut pos = start.clone();
+        let mut positions = Vec::with_capacity(moves.len() + 1);
+        positions.push(*codes);
+        let mut steps = Vec::with_capacity(moves.len());
+        for &mv in moves {
+            let effect = move_effect(mv, pos.turn(), false);
+            let mut after = *positions.last().expect("the start");
+            effect.apply(&mut after);
+            positions.push(after);
+            steps.push(LineStep {
+                squares: effect.squares(),
+                mover: pos.turn(),
+            });
+            pos.play_unchecked(mv);
+        }
+        Line {
+            positions,
+            steps,
+            end: pos,
+        }
     }
 }
 

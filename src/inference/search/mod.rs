@@ -377,6 +377,11 @@ pub(crate) fn explain(
                     return reported(found, plies);
                 }
                 found.retain(|s| !whole(s) || since.fits(s));
+                // Of those, the ones the readings since the fresh read go forward in,
+                // if any (see `FreshRead::forward`).
+                if found.iter().any(|s| whole(s) && since.forward(s)) {
+                    found.retain(|s| !whole(s) || since.forward(s));
+                }
             }
             return choose(found, plies);
         }
