@@ -591,14 +591,18 @@ impl Search<'_> {
     /// After lost updates, whether the move in progress that explains the rest of the
     /// board (`changed`, where it still differs from `codes`, the board the sequence's
     /// moves leave; `turn` its side) was read under way: some square of it changed since
-    /// the board was read whole, and no piece of it in the hand began to differ before
-    /// its side's previous move in the sequence began (a player lifts his next piece
-    /// after his last move). A move in progress the fresh read already showed, or begun
-    /// before moves read since, is a piece gone while nothing was read (captured, or
-    /// moved by moves the shorter sequence leaves out) as much as one in the hand: such
-    /// a sequence may be the moves made, but nothing shows it is (exd5 Qxd5 Nc3 read
-    /// with the queen in the hand is also Nc3 with dxe4 under way). On a board read
-    /// without gaps the order rules apply.
+    /// the board was read whole, each piece of its side in the hand was read leaving
+    /// since, and none began to differ before its side's previous move in the sequence
+    /// began (a player lifts his next piece after his last move). A move in progress the
+    /// fresh read already showed, or begun before moves read since, is a piece gone
+    /// while nothing was read (captured, or moved by moves the shorter sequence leaves
+    /// out) as much as one in the hand: such a sequence may be the moves made, but
+    /// nothing shows it is (exd5 Qxd5 Nc3 read with the queen in the hand is also Nc3
+    /// with dxe4 under way). The other side's piece read lifted since is no sign of the
+    /// mover's piece in the hand (Bc6 with the bishop already gone at the fresh read,
+    /// then the knight on d7 read lifted: not Bxd7 under way, the bishop may have been
+    /// taken and the knight be moving). On a board read without gaps the order rules
+    /// apply.
     pub(super) fn read_under_way(
         &self,
         codes: &Codes,
@@ -637,7 +641,12 @@ impl Search<'_> {
             .into_iter()
             .filter(|&sq| self.target[sq.to_usize()] == EMPTY && codes[sq.to_usize()] != EMPTY)
             .filter(|&sq| self.mover_code(codes[sq.to_usize()], turn))
-            .all(|sq| since[sq.to_usize()].is_none_or(|at| at >= begun))
+            .all(|sq| {
+                since[sq.to_usize()].is_none_or(|at| at >= begun)
+                    && history
+                        .last_change(sq, Duration::MAX)
+                        .is_some_and(|t| t > lost)
+            })
     }
 
     /// Whether the moves were started in the order their pieces were seen lifted: a move
