@@ -85,12 +85,13 @@ impl History {
     }
 
     /// Whether `square` read `code`, the code of a piece placed there, at or after `from`
-    /// and before `until` in a way a wrong code does not explain. A wrong code is one reading of a piece
-    /// just placed, and the next scan reads its true code; so the code counts when it
-    /// stood (see `stood`), when it was read twice (the same wrong code again would take
-    /// the piece placed again and misread alike), or when it replaced a code of
-    /// `corrects` (a bit per code: pieces of its side the player would not have put there
-    /// instead) with the square never read empty between: that one was the wrong code.
+    /// and before `until` in a way a wrong code does not explain. A wrong code is one
+    /// reading of a piece just placed, and the next scan reads its true code; so the code
+    /// counts when it stood (see `stood`), when it was read twice (the same wrong code
+    /// again would take the piece placed again and misread alike), or when it replaced a
+    /// code of `corrects` (a bit per code: pieces of its side the player would not have put
+    /// there instead) with the square never read empty between: that one was the wrong
+    /// code.
     pub fn placed(
         &self,
         square: Square,
@@ -186,21 +187,21 @@ impl History {
         stood
     }
 
-    /// The squares read with a piece at or after `from` and then, within `scan`, empty
-    /// or with the code of no piece already in the hand (the board's current readings
-    /// left out), the code read first being that of no piece read leaving another
-    /// square since: a wrong code is read for one scan only, so the piece placed there
-    /// may have been any (a bishop read as a king, then taken before the next scan read
-    /// it). A piece of a code that left another square may be a slide's step, read on
-    /// the squares it passes, unless it was read standing on this square since (for
-    /// longer than a slide's step is read) and then lifted (a capture's victim: it
-    /// passes nowhere any more) or put back where it left (a piece adjusted). (A queen
-    /// read on c5 for one scan on its way from b6 to f2, then lifted, is a step.) One followed by the code of a piece then in the hand may be that piece
-    /// misread, its true code read next, unless the square held a piece of that piece's
-    /// side before (no piece lands on its own side's, so another was placed there first
-    /// and taken by it: exd4 read as a rook, then Nxd4 read) or was read giving up a
-    /// piece just before (the piece that took that one may have been placed and taken
-    /// within a scan, never read: dxe5 Nxe5 Rxe5, the pawn on e5 taken before a scan
+    /// The squares read with a piece at or after `from` and then, within `scan`, empty or
+    /// with the code of no piece already in the hand (the board's current readings left
+    /// out), the code read first being that of no piece read leaving another square since:
+    /// a wrong code is read for one scan only, so the piece placed there may have been any
+    /// (a bishop read as a king, then taken before the next scan read it). A piece of a
+    /// code that left another square may be a slide's step, read on the squares it passes,
+    /// unless it was read standing on this square since (for longer than a slide's step is
+    /// read) and then lifted (a capture's victim: it passes nowhere any more) or put back
+    /// where it left (a piece adjusted). (A queen read on c5 for one scan on its way from
+    /// b6 to f2, then lifted, is a step.) One followed by the code of a piece then in the
+    /// hand may be that piece misread, its true code read next, unless the square held a
+    /// piece of that piece's side before (no piece lands on its own side's, so another was
+    /// placed there first and taken by it: exd4 read as a rook, then Nxd4 read) or was read
+    /// giving up a piece just before (the piece that took that one may have been placed and
+    /// taken within a scan, never read: dxe5 Nxe5 Rxe5, the pawn on e5 taken before a scan
     /// read it, the knight read once with a wrong code).
     pub fn misread_briefly(&self, from: Duration, scan: Duration) -> Bitboard {
         let recent = || self.changes.iter().rev().take_while(|c| c.at >= from);

@@ -92,8 +92,8 @@ impl<'a> Deeper<'a> {
     /// change, in the order of the lifts, promoted pieces read) and complete if
     /// `complete` (the shorter one was), among moves whose piece was read on its
     /// destination, or taken there (or en passant) by a piece read standing (few, so
-    /// the search stays cheap). `None` when there is none, or the search was cut (it cannot tell them
-    /// from the rest).
+    /// the search stays cheap). `None` when there is none, or the search was cut (it
+    /// cannot tell them from the rest).
     pub(super) fn search(
         &self,
         shorter: &[&Sequence],
