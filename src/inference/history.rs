@@ -368,6 +368,21 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    /// The changes (milliseconds, square, code read, code before), oldest first.
+    fn readings(changes: &[(u64, Square, u8, u8)]) -> History {
+        let mut h = History::default();
+        for &(t, square, code, was) in changes {
+            h.push(Change {
+                at: ms(t),
+                square,
+                occupied: code != EMPTY,
+                code,
+                was,
+            });
+        }
+        h
+    }
+
     #[test]
     fn finds_the_first_lift_after_a_time() {
         let mut h = History::default();
@@ -437,8 +452,7 @@ mod tests {
         // (1) leaves d4 and e5 is read empty (the white pawn placed and taken within a
         // scan); the black knight (9) leaves c6, is read once as a pawn (7), then as
         // itself, then the white rook (2) from e1 replaces it.
-        let mut h = History::default();
-        for (t, square, code, was) in [
+        let h = readings(&[
             (0, Square::F6, 0, 7),
             (200, Square::E5, 0, 1),
             (400, Square::E5, 7, 0),
@@ -449,15 +463,7 @@ mod tests {
             (4_900, Square::E1, 0, 2),
             (4_900, Square::E5, 9, 7),
             (5_100, Square::E5, 2, 9),
-        ] {
-            h.push(Change {
-                at: ms(t),
-                square,
-                occupied: code != 0,
-                code,
-                was,
-            });
-        }
+        ]);
         let scan = ms(250);
         assert_eq!(h.misread_briefly(ms(0), scan), Bitboard::from(Square::E5));
         // Without the victim lifted first, the pawn read once is the knight misread on
@@ -471,8 +477,7 @@ mod tests {
         // the rook is read there once as a pawn (7), then as itself; the white queen (6)
         // is read on c5 for one scan on its way from b6, then replaces the rook on f2;
         // the black queen (12) is lifted from f3 for the next move.
-        let mut h = History::default();
-        for (t, square, code, was) in [
+        let h = readings(&[
             (0, Square::C2, 0, 8),
             (220, Square::F2, 0, 1),
             (440, Square::F2, 7, 0),
@@ -483,15 +488,7 @@ mod tests {
             (1_320, Square::F2, 0, 8),
             (1_540, Square::F2, 6, 0),
             (1_760, Square::F3, 0, 12),
-        ] {
-            h.push(Change {
-                at: ms(t),
-                square,
-                occupied: code != 0,
-                code,
-                was,
-            });
-        }
+        ]);
         // f2 gave up the pawn before its wrong code (it may have held any piece then);
         // the queen on c5 is a slide's step, not a piece that stood and was taken there.
         assert_eq!(
