@@ -337,12 +337,7 @@ impl Engine {
             Explanation::Nothing => Vec::new(),
         };
         // Only sequences that end on the board explain it (not a move in progress).
-        let on = occupied(&self.observed);
-        sequences.retain(|moves| {
-            let mut pos = self.record.position().clone();
-            moves.iter().for_each(|&mv| pos.play_unchecked(mv));
-            shows(&self.observed, on, pos.board(), occupancy)
-        });
+        sequences.retain(|moves| self.ends_on_board(self.record.position(), moves));
         let Some(plies) = sequences.first().map(Vec::len) else {
             return false;
         };
@@ -832,12 +827,8 @@ impl Engine {
                     0 => Explanation::Nothing,
                     1 => {
                         let moves = sequences.swap_remove(0);
-                        let mut pos = start.clone();
-                        moves.iter().for_each(|&mv| pos.play_unchecked(mv));
-                        let occupancy = self.config.occupancy_only;
-                        let on = occupied(&self.observed);
                         Explanation::Found {
-                            complete: shows(&self.observed, on, pos.board(), occupancy),
+                            complete: self.ends_on_board(start, &moves),
                             moves,
                             plies,
                             ordered: false,
@@ -942,11 +933,11 @@ impl Engine {
                 return false;
             }
             let beyond = |(s, read): &(Vec<Move>, bool)| *read && s.len() > hypothesis.len();
-            let shows = |(s, _): &(Vec<Move>, bool)| !whole || self.shows_whole(&from, s);
+            let shown = |(s, _): &(Vec<Move>, bool)| !whole || self.ends_on_board(&from, s);
             survivors.extend(
                 found
                     .into_iter()
-                    .filter(|s| (!open.unread_tail || beyond(s)) && shows(s)),
+                    .filter(|s| (!open.unread_tail || beyond(s)) && shown(s)),
             );
         }
         let Some((first, _)) = survivors.first().cloned() else {
@@ -987,13 +978,18 @@ impl Engine {
         true
     }
 
-    /// Whether `moves`, legal one after the other from `from`, leave the observed board.
-    fn shows_whole(&self, from: &Chess, moves: &[Move]) -> bool {
+    /// Whether `moves`, legal one after the other from `from`, end on the observed board
+    /// (not part-way through a move).
+    fn ends_on_board(&self, from: &Chess, moves: &[Move]) -> bool {
         let mut pos = from.clone();
-        for &mv in moves {
-            pos.play_unchecked(mv);
-        }
-        from_board(pos.board(), self.config.occupancy_only) == self.observed
+        moves.iter().for_each(|&mv| pos.play_unchecked(mv));
+        let occupancy = self.config.occupancy_only;
+        shows(
+            &self.observed,
+            occupied(&self.observed),
+            pos.board(),
+            occupancy,
+        )
     }
 
     /// A move waiting out its settle window that the ambiguity just reported contradicts

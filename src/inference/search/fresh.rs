@@ -146,10 +146,10 @@ impl FreshRead {
         let line = Line::new(start, codes, moves);
         let color = |code: u8| code_piece(code).map(|p| p.color);
         (0..=moves.len()).any(|k| {
+            let caught = line.steps.get(k).map_or(Bitboard::EMPTY, |s| s.squares);
             self.snapshot(&line, k)
                 && self.put_since.iter().all(|&(sq, put)| {
                     let i = sq.to_usize();
-                    let caught = line.steps.get(k).map_or(Bitboard::EMPTY, |s| s.squares);
                     line.positions[k + 1..]
                         .iter()
                         .any(|p| color(p[i]) == Some(put))
