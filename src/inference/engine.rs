@@ -261,7 +261,7 @@ impl Engine {
     pub fn next_deadline(&self) -> Option<Duration> {
         let settle = match self.tentative {
             Some(t) => Some(t.since + self.config.settle),
-            None if !self.analysed && self.diff.any() => {
+            None if !self.analysed && self.analysis_due() => {
                 Some(self.last_change + self.config.settle)
             }
             None => None,
@@ -274,6 +274,13 @@ impl Engine {
             .into_iter()
             .flatten()
             .min()
+    }
+
+    /// Whether the board, once stable, is analysed: it differs from the recorded
+    /// position, or shows it again with an ambiguity open (moves made there and back,
+    /// see `round_trip`).
+    fn analysis_due(&self) -> bool {
+        self.diff.any() || self.ambiguity.is_some()
     }
 
     /// Runs the timers due at `now`: records a settled move, analyses a stable board,
@@ -290,11 +297,15 @@ impl Engine {
             }
             if self.tentative.is_none()
                 && !self.analysed
-                && self.diff.any()
+                && self.analysis_due()
                 && now >= self.last_change + self.config.settle
             {
                 self.analysed = true;
-                self.analyse();
+                if self.diff.any() {
+                    self.analyse();
+                } else {
+                    self.round_trip();
+                }
                 // What the analysis recorded can leave the board showing the next move
                 // complete, resting since the last change: that move is due now too.
                 continue;

@@ -2,13 +2,13 @@
 //! the explanations the board shows whole are few, and when one of them is preferred
 //! over every other, the sequences the cut search never reached cannot change that.
 
-use shakmaty::{Chess, Move};
+use shakmaty::{Chess, Move, Position};
 
 use super::choice::prefer;
 use super::deeper::Deeper;
 use super::dfs::Search;
 use super::{Evidence, MAX_COUNTED, MAX_NODES, Sequence};
-use crate::inference::codes::Codes;
+use crate::inference::codes::{Codes, from_board};
 
 /// The explanations of `plies` moves (none shorter exists) among moves whose squares
 /// were all seen to change (but where a pawn taken within a scan may have stood, see
@@ -51,4 +51,56 @@ pub(super) fn seen_whole(
         .iter()
         .any(|s| s.complete && s.visible() && deeper.shown(s))
         .then_some(found)
+}
+
+/// The one sequence of moves from `start` back to it (the board shows `start` again)
+/// that the readings since prove: of the fewest moves on squares seen to change that
+/// lead back, the only one preferred, complete, every square it changes seen to
+/// change, begun in the order the pieces were read lifted, and showing each piece the
+/// board read standing (see `Deeper::shown`). A round trip on squares never seen to
+/// change was not made; several the readings fit alike are not told apart. `None` on a
+/// board that senses occupancy only (a piece put back where another stood reads the
+/// same), or when the search is cut.
+pub(crate) fn round_trip(
+    start: &Chess,
+    evidence: Evidence<'_>,
+    occupancy_only: bool,
+    max_plies: usize,
+) -> Option<Vec<Move>> {
+    if occupancy_only {
+        return None;
+    }
+    let codes = from_board(start.board(), false);
+    let mut nodes = 0;
+    for plies in 1..=max_plies {
+        let mut found = Vec::new();
+        let mut path = Vec::with_capacity(plies);
+        let mut search = Search {
+            collect_whole: true,
+            within: Some(evidence.seen),
+            ..Search::new(&codes, evidence, false, &mut found, &mut nodes)
+        };
+        search.dfs(start, &codes, plies, &mut path);
+        if nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
+            return None;
+        }
+        if found.is_empty() {
+            continue;
+        }
+        prefer(&mut found);
+        let deeper = Deeper::new(start, &codes, &codes, evidence, None);
+        return match &found[..] {
+            [only]
+                if only.complete
+                    && only.visible()
+                    && only.ordered
+                    && only.captures_seen
+                    && deeper.shown(only) =>
+            {
+                Some(only.moves.clone())
+            }
+            _ => None,
+        };
+    }
+    None
 }
