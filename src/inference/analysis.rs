@@ -486,8 +486,8 @@ impl Engine {
                 .partial(&self.observed, self.diff, self.config.occupancy_only);
         let is_correction = |i: usize| {
             self.candidates
-                .get(i)
-                .is_some_and(|c| c.origin == Origin::Correction)
+                .move_at(i)
+                .is_some_and(|(_, origin)| origin == Origin::Correction)
         };
         if partial.iter().any(|&i| is_correction(i)) && self.replied() {
             partial.retain(|&i| !is_correction(i));

@@ -338,19 +338,59 @@ impl Candidates {
         })
     }
 
-    /// The moves of `list` (built) whose boards can differ from the expected one on
-    /// `changed`: a move's board differs only on its squares, and (`whole`) on at
-    /// least one, the square it leaves.
-    fn current(&self, changed: Bitboard, whole: bool) -> impl Iterator<Item = (usize, &Candidate)> {
+    /// The slots of `list` whose boards can differ from the expected one on `changed`: a
+    /// move's board differs only on its squares, and (`whole`) exactly on `changed`,
+    /// which for a normal move is told without building its candidate (see
+    /// `differs_exactly`).
+    fn slots_for(&self, changed: Bitboard, whole: bool) -> impl Iterator<Item = (usize, &Slot)> {
         let list = if (changed & !self.reach).is_empty() {
             &self.list[..]
         } else {
             &[]
         };
-        list.iter()
-            .enumerate()
-            .filter(move |(_, s)| (changed & !s.squares).is_empty() && (changed.any() || !whole))
+        list.iter().enumerate().filter(move |(_, s)| {
+            (changed & !s.squares).is_empty()
+                && (!whole || changed.any() && self.differs_exactly(s, changed))
+        })
+    }
+
+    /// The moves of `list` (built) whose boards can differ from the expected one on
+    /// `changed` (`whole`: exactly), as `slots_for` has them.
+    fn current(&self, changed: Bitboard, whole: bool) -> impl Iterator<Item = (usize, &Candidate)> {
+        self.slots_for(changed, whole)
             .map(|(i, s)| (i, self.built(s)))
+    }
+
+    /// Whether the board after `slot`'s move can differ from the expected board on
+    /// exactly `changed`. A normal move's candidate (built on the expected board, see
+    /// `built`) differs on its from square unless that square reads empty already, and
+    /// on its to square unless the code it lands there is the one expected (a capture on
+    /// an occupancy-only board): computed here as `candidate` does, so that a piece in
+    /// the hand (its from square alone changed) builds none of its moves. Other moves are
+    /// left to the candidate itself.
+    fn differs_exactly(&self, slot: &Slot, changed: Bitboard) -> bool {
+        let Move::Normal {
+            role,
+            from,
+            to,
+            promotion,
+            ..
+        } = slot.mv
+        else {
+            return true;
+        };
+        let landed = normalize(
+            piece_code(promotion.unwrap_or(role).of(slot.mover)),
+            self.occupancy_only,
+        );
+        let mut differs = Bitboard::EMPTY;
+        if self.expected[from.to_usize()] != EMPTY {
+            differs.add(from);
+        }
+        if self.expected[to.to_usize()] != landed {
+            differs.add(to);
+        }
+        differs == changed
     }
 
     /// The corrections a board differing from the expected one on `changed` can show
@@ -387,6 +427,15 @@ impl Candidates {
         match index.checked_sub(self.list.len()) {
             None => self.list.get(index).map(|s| self.built(s)),
             Some(i) => self.previous.as_ref()?.corrections.get()?.get(i),
+        }
+    }
+
+    /// The move of candidate `index` and the position it is played from, as `get` has
+    /// them, without building a candidate of the list (its slot holds both).
+    pub fn move_at(&self, index: usize) -> Option<(Move, Origin)> {
+        match index.checked_sub(self.list.len()) {
+            None => self.list.get(index).map(|s| (s.mv, s.origin)),
+            Some(_) => self.get(index).map(|c| (c.mv, c.origin)),
         }
     }
 
@@ -442,9 +491,15 @@ impl Candidates {
                         || (c.mv.is_promotion() && sq == c.mv.to() && code == pawn)
                 })
         };
+        // Squares that all read empty (pieces in the hand) fit every move whose squares
+        // hold them, as `slots_for` picks them (a move's candidate touches its squares):
+        // no candidate is built for that.
+        let in_hand = changed
+            .into_iter()
+            .all(|sq| observed[sq.to_usize()] == EMPTY);
         let mut current = self
-            .current(changed, false)
-            .filter(|(_, c)| fits(c))
+            .slots_for(changed, false)
+            .filter(|&(_, s)| in_hand || fits(self.built(s)))
             .map(|(i, _)| i);
         if let Some(first) = current.next() {
             // Room for every move at once (a piece in the hand fits each of its moves):
@@ -464,11 +519,11 @@ impl Candidates {
     /// position it is played from (`current` for the side to move), for a pending event.
     pub fn pending(&self, indices: &[usize], current: &Chess) -> PendingMoves {
         let mut pending = PendingMoves::with_capacity(indices.len());
-        for c in indices.iter().filter_map(|&i| self.get(i)) {
-            match (c.origin, &self.other_turn, &self.previous) {
-                (Origin::OtherTurn, Some(pos), _) => pending.push(c.mv, c.origin, pos),
-                (Origin::Correction, _, Some(p)) => pending.push(c.mv, c.origin, &p.pos),
-                _ => pending.push(c.mv, Origin::Current, current),
+        for (mv, origin) in indices.iter().filter_map(|&i| self.move_at(i)) {
+            match (origin, &self.other_turn, &self.previous) {
+                (Origin::OtherTurn, Some(pos), _) => pending.push(mv, origin, pos),
+                (Origin::Correction, _, Some(p)) => pending.push(mv, origin, &p.pos),
+                _ => pending.push(mv, Origin::Current, current),
             }
         }
         pending
@@ -613,6 +668,29 @@ mod tests {
         match c.find(&board, diff(&board, &expected), |_| true) {
             Match::One(i) => assert_eq!(c.pending(&[i], &pos).sans(), ["e8=Q"]),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_normal_move_s_changed_squares_are_told_without_its_candidate() {
+        // Captures, promotions (with capture), en passant and castling, either board.
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/1P4P1/8/3pP3/8/2n2q2/P1PP1PP1/R3K2R w KQkq d6 0 1",
+        ];
+        for occupancy in [false, true] {
+            for fen in fens {
+                let (_, _, c) = build(fen, occupancy);
+                for slot in &c.list {
+                    let changed = c.built(slot).changed;
+                    assert!(c.differs_exactly(slot, changed), "{:?}", slot.mv);
+                    let normal = matches!(slot.mv, Move::Normal { .. });
+                    let from = Bitboard::from(slot.mv.from().unwrap());
+                    if normal && changed != from {
+                        assert!(!c.differs_exactly(slot, from), "{:?}", slot.mv);
+                    }
+                }
+            }
         }
     }
 

@@ -470,8 +470,8 @@ impl Engine {
             .into_iter()
             .any(|i| {
                 self.candidates
-                    .get(i)
-                    .is_some_and(|c| c.origin != Origin::Correction)
+                    .move_at(i)
+                    .is_some_and(|(_, origin)| origin != Origin::Correction)
             });
         partial
             || explain(
