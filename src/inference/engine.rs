@@ -801,7 +801,7 @@ impl Engine {
     /// Recomputes everything derived from the record, and reports a changed status.
     pub(super) fn rebuild(&mut self) {
         let occupancy = self.config.occupancy_only;
-        let pos = self.record.position().clone();
+        let pos = self.record.position();
         self.expected = from_board(pos.board(), occupancy);
         let status = self.record.status();
         let other_turn = (self.turn_open && self.record.ply_count() == 0)
@@ -815,7 +815,7 @@ impl Engine {
         });
         self.candidates.rebuild(
             &self.expected,
-            (&pos, self.record.legal_moves()),
+            (pos, self.record.legal_moves()),
             closed(status),
             other_turn,
             previous,
