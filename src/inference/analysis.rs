@@ -37,6 +37,12 @@ fn sans(pos: &Chess, moves: &[Move]) -> String {
 }
 
 /// How many moves an explanation makes (none: more than any).
+/// Whether `other` is a capture by the piece that made capture `mv`, from the same
+/// square to another: on an occupancy-only board both leave the same squares filled.
+fn capture_twin(mv: Move, other: Move) -> bool {
+    other.is_capture() && other.from() == mv.from() && other.to() != mv.to()
+}
+
 fn plies(found: &Explanation) -> usize {
     match found {
         Explanation::Nothing => usize::MAX,
@@ -388,6 +394,16 @@ impl Engine {
     /// square. A player moves again only after the reply, so the piece was taken off by
     /// the reply: a capture on the square the slide went on to, never read (Bf6+ slid
     /// over g5, the bishop taken first for Nxf6: not Bg5 Nf6 with the bishop held).
+    fn last_capture_open(&self, found: &Explanation) -> bool {
+        let guess = matches!(found, Explanation::Ambiguous { .. });
+        guess
+            && self
+                .record
+                .moves()
+                .last()
+                .is_some_and(|m| m.mv.is_capture())
+    }
+
     fn last_piece_held_through_reply(&self, found: &Explanation) -> bool {
         let Explanation::Found {
             moves,
@@ -565,9 +581,11 @@ impl Engine {
         // round trip of the other side). Another piece is no such slide (exd5 read
         // whole is not Nc3 with a capture in progress).
         let held = self.last_piece_held_through_reply(&found);
+        let twin_open = occupancy && self.last_capture_open(&found);
         let retry = found == Explanation::Nothing && !self.answered_before_lost(n)
             || self.lost_updates && self.rest_unread
-            || held;
+            || held
+            || twin_open;
         if retry && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i)) {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the
@@ -609,12 +627,48 @@ impl Engine {
                 Explanation::Nothing => false,
             };
             let whole = matches!(replaced, Explanation::Found { complete: true, .. });
+            // The same piece's other capture leaves the same occupancy: the board only
+            // tells them apart by the moves after.
+            let twin = match &replaced {
+                Explanation::Found { moves, .. } => {
+                    moves.first().is_some_and(|&mv| capture_twin(last, mv))
+                }
+                _ => false,
+            };
             if found == Explanation::Nothing
                 || slide && plies(&replaced) < plies(&found)
                 || held && slide && whole
             {
                 found = replaced;
                 correction = true;
+            } else if twin_open && twin && !whole && plies(&replaced) == plies(&found) {
+                // Every explanation after the capture recorded is a guess (a capture of
+                // the reply swapped within a scan) while the same piece's other capture
+                // explains the board with the reply read under way: the board does not
+                // tell them apart, both are reported for the moves after to decide.
+                if let (
+                    Explanation::Ambiguous {
+                        plies: p,
+                        sequences,
+                        exhaustive,
+                        ..
+                    },
+                    Explanation::Found { moves, .. },
+                ) = (&found, &replaced)
+                {
+                    let mut all: Vec<Vec<Move>> = sequences
+                        .iter()
+                        .map(|s| std::iter::once(last).chain(s.iter().copied()).collect())
+                        .collect();
+                    all.push(moves.clone());
+                    found = Explanation::Ambiguous {
+                        plies: p + 1,
+                        sequences: all,
+                        exhaustive: *exhaustive,
+                        unread_tail: false,
+                    };
+                    correction = true;
+                }
             }
         }
         match found {
