@@ -36,13 +36,13 @@ fn sans(pos: &Chess, moves: &[Move]) -> String {
         .join(" ")
 }
 
-/// How many moves an explanation makes (none: more than any).
 /// Whether `other` is a capture by the piece that made capture `mv`, from the same
 /// square to another: on an occupancy-only board both leave the same squares filled.
 fn capture_twin(mv: Move, other: Move) -> bool {
     other.is_capture() && other.from() == mv.from() && other.to() != mv.to()
 }
 
+/// How many moves an explanation makes (none: more than any).
 fn plies(found: &Explanation) -> usize {
     match found {
         Explanation::Nothing => usize::MAX,
@@ -388,12 +388,10 @@ impl Engine {
         self.lost_updates && self.replied_when_lost && self.recorded_when_lost(ply)
     }
 
-    /// Whether `found`, moves with a move in progress after them, has the last recorded
-    /// move's piece in the hand, read on its landing square for less than a scan (a
-    /// slide's step) and gone from there before the first of those moves' pieces left its
-    /// square. A player moves again only after the reply, so the piece was taken off by
-    /// the reply: a capture on the square the slide went on to, never read (Bf6+ slid
-    /// over g5, the bishop taken first for Nxf6: not Bg5 Nf6 with the bishop held).
+    /// Whether the last move recorded is a capture after which the board is explained
+    /// only ambiguously (on an occupancy-only board, by captures of the reply swapped
+    /// within a scan elsewhere): the same piece's other capture may be the move made
+    /// (see `explained`).
     fn last_capture_open(&self, found: &Explanation) -> bool {
         let guess = matches!(found, Explanation::Ambiguous { .. });
         guess
@@ -404,6 +402,12 @@ impl Engine {
                 .is_some_and(|m| m.mv.is_capture())
     }
 
+    /// Whether `found`, moves with a move in progress after them, has the last recorded
+    /// move's piece in the hand, read on its landing square for less than a scan (a
+    /// slide's step) and gone from there before the first of those moves' pieces left its
+    /// square. A player moves again only after the reply, so the piece was taken off by
+    /// the reply: a capture on the square the slide went on to, never read (Bf6+ slid
+    /// over g5, the bishop taken first for Nxf6: not Bg5 Nf6 with the bishop held).
     fn last_piece_held_through_reply(&self, found: &Explanation) -> bool {
         let Explanation::Found {
             moves,
@@ -642,10 +646,13 @@ impl Engine {
                 found = replaced;
                 correction = true;
             } else if twin_open && twin && !whole && plies(&replaced) == plies(&found) {
-                // Every explanation after the capture recorded is a guess (a capture of
-                // the reply swapped within a scan) while the same piece's other capture
-                // explains the board with the reply read under way: the board does not
-                // tell them apart, both are reported for the moves after to decide.
+                // The capture recorded leaves the reply ambiguous (captures swapped
+                // within a scan elsewhere, none read landing: Qxb2 then Qxf5 or Qxg6)
+                // while the same piece's other capture explains the board as far, with
+                // the reply read under way (Qxc6, then Qxc6 own piece first). Both leave
+                // the same occupancy and the flicker that read as the recorded capture's
+                // landing reads as well as a victim taken off: the capture is withdrawn
+                // and all are reported, for the moves after or the arbiter to decide.
                 if let (
                     Explanation::Ambiguous {
                         plies: p,
