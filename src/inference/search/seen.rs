@@ -27,19 +27,7 @@ pub(super) fn seen_whole(
     skip_first: Option<Move>,
     plies: usize,
 ) -> Option<Vec<Sequence>> {
-    let mut found = Vec::new();
-    let mut nodes = 0;
-    let mut path = Vec::with_capacity(plies);
-    let mut search = Search {
-        skip_first,
-        collect_whole: true,
-        within: Some(evidence.seen),
-        ..Search::new(target, evidence, false, &mut found, &mut nodes)
-    };
-    search.dfs(start, codes, plies, &mut path);
-    if nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
-        return None;
-    }
+    let found = within_seen(start, codes, target, evidence, skip_first, plies, &mut 0)?;
     let mut best = found.clone();
     prefer(&mut best);
     let first = best.first()?;
@@ -73,17 +61,7 @@ pub(crate) fn round_trip(
     let codes = from_board(start.board(), false);
     let mut nodes = 0;
     for plies in 1..=max_plies {
-        let mut found = Vec::new();
-        let mut path = Vec::with_capacity(plies);
-        let mut search = Search {
-            collect_whole: true,
-            within: Some(evidence.seen),
-            ..Search::new(&codes, evidence, false, &mut found, &mut nodes)
-        };
-        search.dfs(start, &codes, plies, &mut path);
-        if nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
-            return None;
-        }
+        let mut found = within_seen(start, &codes, &codes, evidence, None, plies, &mut nodes)?;
         if found.is_empty() {
             continue;
         }
@@ -103,4 +81,28 @@ pub(crate) fn round_trip(
         };
     }
     None
+}
+
+/// The sequences of `plies` moves from `start` to `target` on squares seen to change
+/// (see `Search::within`), every whole one collected; `None` when the search is cut (the
+/// node budget, counted on across calls in `nodes`, spent, or as many as it keeps found).
+fn within_seen(
+    start: &Chess,
+    codes: &Codes,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    skip_first: Option<Move>,
+    plies: usize,
+    nodes: &mut usize,
+) -> Option<Vec<Sequence>> {
+    let mut found = Vec::new();
+    let mut path = Vec::with_capacity(plies);
+    let mut search = Search {
+        skip_first,
+        collect_whole: true,
+        within: Some(evidence.seen),
+        ..Search::new(target, evidence, false, &mut found, nodes)
+    };
+    search.dfs(start, codes, plies, &mut path);
+    (*nodes < MAX_NODES && found.len() < MAX_COUNTED).then_some(found)
 }
