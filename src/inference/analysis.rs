@@ -42,6 +42,39 @@ fn capture_twin(mv: Move, other: Move) -> bool {
     other.is_capture() && other.from() == mv.from() && other.to() != mv.to()
 }
 
+/// The capture recorded, `last`, beside the same piece's other capture (see
+/// `capture_twin`): `found`'s sequences after `last` and `replaced`, from the position
+/// before it, as one ambiguity; `None` unless `found` is ambiguous and `replaced` begins
+/// with that other capture.
+fn with_twin(last: Move, found: &Explanation, replaced: &Explanation) -> Option<Explanation> {
+    let (
+        Explanation::Ambiguous {
+            plies,
+            sequences,
+            exhaustive,
+            ..
+        },
+        Explanation::Found { moves, .. },
+    ) = (found, replaced)
+    else {
+        return None;
+    };
+    if !moves.first().is_some_and(|&mv| capture_twin(last, mv)) {
+        return None;
+    }
+    let mut all: Vec<Vec<Move>> = sequences
+        .iter()
+        .map(|s| std::iter::once(last).chain(s.iter().copied()).collect())
+        .collect();
+    all.push(moves.clone());
+    Some(Explanation::Ambiguous {
+        plies: plies + 1,
+        sequences: all,
+        exhaustive: *exhaustive,
+        unread_tail: false,
+    })
+}
+
 /// How many moves an explanation makes (none: more than any).
 fn plies(found: &Explanation) -> usize {
     match found {
@@ -631,21 +664,17 @@ impl Engine {
                 Explanation::Nothing => false,
             };
             let whole = matches!(replaced, Explanation::Found { complete: true, .. });
-            // The same piece's other capture leaves the same occupancy: the board only
-            // tells them apart by the moves after.
-            let twin = match &replaced {
-                Explanation::Found { moves, .. } => {
-                    moves.first().is_some_and(|&mv| capture_twin(last, mv))
-                }
-                _ => false,
-            };
             if found == Explanation::Nothing
                 || slide && plies(&replaced) < plies(&found)
                 || held && slide && whole
             {
                 found = replaced;
                 correction = true;
-            } else if twin_open && twin && !whole && plies(&replaced) == plies(&found) {
+            } else if twin_open
+                && !whole
+                && plies(&replaced) == plies(&found)
+                && let Some(both) = with_twin(last, &found, &replaced)
+            {
                 // The capture recorded leaves the reply ambiguous (captures swapped
                 // within a scan elsewhere, none read landing: Qxb2 then Qxf5 or Qxg6)
                 // while the same piece's other capture explains the board as far, with
@@ -653,29 +682,8 @@ impl Engine {
                 // the same occupancy and the flicker that read as the recorded capture's
                 // landing reads as well as a victim taken off: the capture is withdrawn
                 // and all are reported, for the moves after or the arbiter to decide.
-                if let (
-                    Explanation::Ambiguous {
-                        plies: p,
-                        sequences,
-                        exhaustive,
-                        ..
-                    },
-                    Explanation::Found { moves, .. },
-                ) = (&found, &replaced)
-                {
-                    let mut all: Vec<Vec<Move>> = sequences
-                        .iter()
-                        .map(|s| std::iter::once(last).chain(s.iter().copied()).collect())
-                        .collect();
-                    all.push(moves.clone());
-                    found = Explanation::Ambiguous {
-                        plies: p + 1,
-                        sequences: all,
-                        exhaustive: *exhaustive,
-                        unread_tail: false,
-                    };
-                    correction = true;
-                }
+                found = both;
+                correction = true;
             }
         }
         match found {
