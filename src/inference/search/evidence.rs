@@ -540,7 +540,11 @@ impl Search<'_> {
     /// tell pieces apart. (A pawn's two steps taken en passant leave the position its
     /// one step captured at once leaves: this is what tells them apart, when the pawn was
     /// read on one of the two squares; a reading on the one step's square for no longer
-    /// than a scan is the two steps' slide as much as the step.)
+    /// than a scan is the two steps' slide as much as the step.) Evidence is matched to
+    /// the moves in time order: a reading after the capture landed (its piece read on its
+    /// destination) is a later piece's, no evidence for the captured one (Bc4 read once
+    /// as a pawn after dxc3 e.p. landed: not c4's pawn; White's pawn taking back on b3:
+    /// not b3's pawn, taken there).
     pub(super) fn captures_seen(&self, path: &[Step]) -> bool {
         if self.occupancy_only {
             return true;
@@ -564,25 +568,31 @@ impl Search<'_> {
             else {
                 return true;
             };
+            // When the capture landed: its destination is beside the captured piece's
+            // square en passant.
+            let captured = || {
+                history
+                    .filled_with(later.mv.to(), later.code, start)
+                    .unwrap_or(Duration::MAX)
+            };
             // The pawn's two steps taken en passant end alike and slide across this
             // square: only the pawn read standing there (longer than a scan) is its step.
             if j == i + 1 && one_step_twin(step.mv, later.mv) {
                 return history.stood(
                     square,
                     step.code,
-                    (start, Duration::MAX),
+                    (start, captured()),
                     self.evidence.scan,
                     true,
                 );
             }
             let until = if capture_square(later.mv) == Some(square) {
-                history.filled_with(square, later.code, start)
+                captured()
             } else if later.mv.from() == Some(square) && self.evidence.continuous() {
-                None
+                Duration::MAX
             } else {
                 return true;
             };
-            let until = until.unwrap_or(Duration::MAX);
             history.read(square, step.code, start, until)
                 || history.misread(square, step.code, (start, until), self.evidence.scan)
         })
