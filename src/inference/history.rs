@@ -264,6 +264,11 @@ impl History {
         read
     }
 
+    /// When the board was last read changing, if any change is kept.
+    pub fn last_read(&self) -> Option<Duration> {
+        self.changes.back().map(|c| c.at)
+    }
+
     /// When `square` was last left (read empty), if it still is among the changes kept.
     pub fn last_left(&self, square: Square) -> Option<Duration> {
         self.changes

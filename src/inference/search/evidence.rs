@@ -233,7 +233,7 @@ impl Search<'_> {
                 Some(code) == effect.code_on(sq)
                     || code == EMPTY
                     || (mv.is_promotion() && sq == mv.to() && code == pawn)
-            })
+            }) && !self.landed_still_standing(mv, changed)
         };
         // A move other than en passant or castling changes one square holding a piece of
         // its side (where it leaves) and one other (where it lands): a board differing
@@ -252,6 +252,31 @@ impl Search<'_> {
                     })
         } else {
             pos.legal_moves().iter().any(fits)
+        }
+    }
+
+    /// Whether `mv`, under way on a board differing on `changed`, shows its piece landed
+    /// on its destination while its square of departure still reads it, and the board
+    /// was read changing more than a scan after that landing. One piece cannot stand on
+    /// two squares: within a scan the departure's emptying may not be read yet, but a
+    /// piece read there that long beside the one still standing is another (a rook put
+    /// on h3 and read there for seconds while the rook on h1 stands is not Rh1-h3 under
+    /// way). Occupancy-only boards have their own landing rules.
+    fn landed_still_standing(&self, mv: Move, changed: Bitboard) -> bool {
+        let Move::Normal { from, to, .. } = mv else {
+            return false;
+        };
+        if self.occupancy_only
+            || changed.contains(from)
+            || !changed.contains(to)
+            || self.target[to.to_usize()] == EMPTY
+        {
+            return false;
+        }
+        let history = self.evidence.history;
+        match (history.last_change(to, Duration::MAX), history.last_read()) {
+            (Some(landed), Some(read)) => read > landed + self.evidence.scan,
+            _ => false,
         }
     }
 
