@@ -83,6 +83,45 @@ fn plies(found: &Explanation) -> usize {
     }
 }
 
+/// The sequences `found` offers (its shared moves when it found one).
+fn sequences_of(found: Explanation) -> Vec<Vec<Move>> {
+    match found {
+        Explanation::Nothing => Vec::new(),
+        Explanation::Found { moves, .. } => vec![moves],
+        Explanation::Ambiguous { sequences, .. } => sequences,
+    }
+}
+
+/// `replaced`, the last move's replacements, offered beside the record's line (`last`
+/// followed by `past`, or the lines `kept` from a doubt still open) as an ambiguity that
+/// binds nothing: the record's line past the search was not weighed against them (see
+/// `explained`).
+fn doubt(
+    replaced: Explanation,
+    last: Move,
+    past: &Explanation,
+    kept: Vec<Vec<Move>>,
+) -> Explanation {
+    let plies = plies(&replaced);
+    let mut sequences = sequences_of(replaced);
+    let record = sequences_of(past.clone()).into_iter().map(|s| {
+        let mut line = vec![last];
+        line.extend(s);
+        line
+    });
+    for line in record.chain(kept) {
+        if !sequences.contains(&line) {
+            sequences.push(line);
+        }
+    }
+    Explanation::Ambiguous {
+        plies,
+        sequences,
+        exhaustive: false,
+        unread_tail: false,
+    }
+}
+
 /// Whether `sequences` (two or more) play the same moves but for the piece a pawn
 /// promotes to.
 fn only_promotions_differ(sequences: &[Vec<Move>]) -> bool {
@@ -631,14 +670,14 @@ impl Engine {
             // of the moves replacing it, whether the last move was recorded from that
             // read or before the link went down (Be6 read resting, then Nf5 Bxf5 Qxf5
             // Qd7 while nothing was read: not Bf5 in its place, which never stood there).
-            let evidence = Evidence {
+            let before_last = Evidence {
                 fresh: self.recorded_when_lost(n - 1) || self.recorded_when_lost(n),
                 ..self.evidence_from(self.previous_anchor.saturating_sub(self.config.settle))
             };
             let mut replaced = explain(
                 previous,
                 &self.observed,
-                evidence,
+                before_last,
                 occupancy,
                 depth,
                 Some(last),
@@ -664,11 +703,39 @@ impl Engine {
                 Explanation::Nothing => false,
             };
             let whole = matches!(replaced, Explanation::Found { complete: true, .. });
-            if found == Explanation::Nothing
-                || slide && plies(&replaced) < plies(&found)
-                || held && slide && whole
-            {
-                found = replaced;
+            // A slide cut off while its rest went unread is one move where the record
+            // has two (Qc2 read on the way d1-b3, then c4: Qb3 c4, not Qc2 c4 Qb3): it is
+            // taken when it explains the board in no more moves after the position before
+            // than the record does after the last move.
+            let cut_off = self.lost_updates && self.rest_unread && slide;
+            let shorter =
+                plies(&replaced) < plies(&found) || cut_off && plies(&replaced) == plies(&found);
+            if found == Explanation::Nothing || slide && shorter || held && slide && whole {
+                // After lost updates the record's line may only be past the search (Rg2
+                // read landing, then Rg4 Rf2 Rg6+ Kf5 Rg5+ while nothing was read: Rf2
+                // Rg4 Kf5 Rg5+ in its place is shorter, and the longer line is never
+                // weighed): a replacement found for want of any other is then left to
+                // the arbiter beside the record's line found two plies deeper, also while
+                // the players go on before the arbiter comes (an open such doubt).
+                let unweighed = found == Explanation::Nothing
+                    && self.lost_updates
+                    && replaced != Explanation::Nothing;
+                let past = match unweighed {
+                    true => explain(
+                        self.record.position(),
+                        &self.observed,
+                        evidence,
+                        occupancy,
+                        depth + 2,
+                        None,
+                    ),
+                    false => Explanation::Nothing,
+                };
+                let kept = self.doubted_line(last);
+                found = match unweighed && (past != Explanation::Nothing || !kept.is_empty()) {
+                    true => doubt(replaced, last, &past, kept),
+                    false => replaced,
+                };
                 correction = true;
             } else if twin_open
                 && !whole
@@ -912,6 +979,20 @@ impl Engine {
                 }
             }
             found => found,
+        }
+    }
+
+    /// The record's lines, `last` first, of an open ambiguity that doubts a correction
+    /// of `last` (see `doubt`): the doubt holds while the players go on.
+    fn doubted_line(&self, last: Move) -> Vec<Vec<Move>> {
+        match &self.ambiguity {
+            Some(open) if open.correction => open
+                .sequences
+                .iter()
+                .filter(|s| s.first() == Some(&last))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
         }
     }
 

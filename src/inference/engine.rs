@@ -737,10 +737,13 @@ impl Engine {
         for (i, &mv) in moves.iter().enumerate() {
             self.lost_updates = lost_updates;
             self.first_lift = FirstLift::Unclear;
-            if correction && i == 0 {
-                self.correct_last(mv);
-            } else {
-                self.play(mv);
+            // A correction's sequence may keep the last move (the record's line offered
+            // beside its replacements: see `explained`).
+            let kept = self.record.moves().last().is_some_and(|m| m.mv == mv);
+            match (correction && i == 0, kept) {
+                (true, true) => {}
+                (true, false) => self.correct_last(mv),
+                (false, _) => self.play(mv),
             }
         }
         self.first_lift = FirstLift::Unclear;
