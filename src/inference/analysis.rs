@@ -17,7 +17,7 @@ use super::legality::problems;
 use super::pending::PendingMoves;
 use super::search::{
     Evidence, Explanation, MAX_COUNTED, capture_square, explain, extend, fresh_read_passed,
-    landing, moved_elsewhere,
+    landing, moved_elsewhere, slides_past,
 };
 
 /// How many times one stable board may be explained further after moves were recorded
@@ -119,6 +119,17 @@ fn doubt(
         sequences,
         exhaustive: false,
         unread_tail: false,
+    }
+}
+
+/// Whether every sequence `found` offers begins with a move `first` accepts.
+fn begins_with(found: &Explanation, first: impl Fn(&Move) -> bool) -> bool {
+    match found {
+        Explanation::Found { moves, .. } => moves.first().is_some_and(&first),
+        Explanation::Ambiguous { sequences, .. } => {
+            sequences.iter().all(|s| s.first().is_some_and(&first))
+        }
+        Explanation::Nothing => false,
     }
 }
 
@@ -695,19 +706,18 @@ impl Engine {
             if self.lost_updates && self.rest_unread {
                 replaced = self.begun_by(previous, replaced, begun);
             }
-            let slide = match &replaced {
-                Explanation::Found { moves, .. } => moves.first().is_some_and(went_on),
-                Explanation::Ambiguous { sequences, .. } => {
-                    sequences.iter().all(|s| s.first().is_some_and(went_on))
-                }
-                Explanation::Nothing => false,
-            };
+            let slide = begins_with(&replaced, went_on);
             let whole = matches!(replaced, Explanation::Found { complete: true, .. });
             // A slide cut off while its rest went unread is one move where the record
             // has two (Qc2 read on the way d1-b3, then c4: Qb3 c4, not Qc2 c4 Qb3): it is
             // taken when it explains the board in no more moves after the position before
-            // than the record does after the last move.
-            let cut_off = self.lost_updates && self.rest_unread && slide;
+            // than the record does after the last move. Only where the board shows a
+            // slide: the piece read on its square within a scan of leaving its own, never
+            // in the hand, and taken on past it along the same line (not Rfe1 set down
+            // after 880 ms in the hand, then Rfc1; not Kd1 replaced by Ke1).
+            let cut_off = self.lost_updates
+                && self.in_stride
+                && begins_with(&replaced, |mv: &Move| slides_past(last, *mv));
             let shorter =
                 plies(&replaced) < plies(&found) || cut_off && plies(&replaced) == plies(&found);
             if found == Explanation::Nothing || slide && shorter || held && slide && whole {

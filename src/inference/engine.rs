@@ -146,6 +146,11 @@ pub struct Engine {
     /// board showed it: its settle window may have run while the link was down (a slide
     /// cut off on its way), so the board read then may show it made on (see `explained`).
     pub(super) rest_unread: bool,
+    /// When updates were lost with the last move's rest unread, its piece had been read
+    /// landing within a scan of leaving its square, never in the hand: it may have been
+    /// sliding on (see `explained`). A piece set down after a while in the hand was
+    /// placed there.
+    pub(super) in_stride: bool,
     /// When updates were lost, a piece of the side to move had been read lifted since
     /// the last move was read whole: the reply was begun (see `explained`).
     pub(super) replied_when_lost: bool,
@@ -202,6 +207,7 @@ impl Engine {
             lost_moves: Vec::new(),
             unconfirmed: None,
             rest_unread: false,
+            in_stride: false,
             replied_when_lost: false,
             hold_judged: false,
             held_since: Duration::ZERO,
@@ -337,6 +343,7 @@ impl Engine {
         self.rest_unread = self
             .rest_read_at()
             .is_some_and(|read_at| heard.is_none_or(|h| h < read_at));
+        self.in_stride = self.rest_unread && self.landed_in_stride();
         // A move recorded from a search leaves the first lift unclear: only a move read
         // whole, then a lift of the other side's piece, counts.
         self.replied_when_lost = matches!(self.first_lift, FirstLift::At(..));
@@ -491,6 +498,20 @@ impl Engine {
     pub(super) fn readings_from(&self) -> Duration {
         let start = self.anchor.saturating_sub(self.config.settle);
         self.last_landed().map_or(start, |t| t.max(start))
+    }
+
+    /// Whether the last recorded move's piece was last read on its square no later than
+    /// a scan after its own square was last read left (a slide keeps the piece on the
+    /// board: Qc2 read with d1 emptied in the same scan, not Rfe1 set down 880 ms after
+    /// the rook left f1).
+    fn landed_in_stride(&self) -> bool {
+        let Some(Move::Normal { from, to, .. }) = self.record.moves().last().map(|m| m.mv) else {
+            return false;
+        };
+        match (self.history.last_left(from), self.history.last_filled(to)) {
+            (Some(left), Some(landed)) => landed <= left + self.config.settle,
+            _ => false,
+        }
     }
 
     /// When the last recorded move's piece was last read placed where it went.
@@ -847,6 +868,7 @@ impl Engine {
         self.ambiguity = None;
         self.lost_updates = false;
         self.rest_unread = false;
+        self.in_stride = false;
         self.report_status(status);
     }
 

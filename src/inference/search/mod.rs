@@ -36,7 +36,7 @@ use super::history::History;
 
 pub(crate) use self::evidence::put_down;
 pub(crate) use self::fresh::fresh_read_passed;
-pub(crate) use self::moves::{capture_square, landing, moved_elsewhere};
+pub(crate) use self::moves::{capture_square, landing, moved_elsewhere, slides_past};
 pub(crate) use self::seen::round_trip;
 
 /// Most explanations collected per depth. (A search one move deeper than a weak

@@ -1,7 +1,7 @@
 //! What a move does to the squares: where it lands, what it captures, and how a
 //! correction moves the last move's piece elsewhere.
 
-use shakmaty::{Bitboard, CastlingSide, Color, Move, Rank, Role, Square};
+use shakmaty::{Bitboard, CastlingSide, Color, Move, Rank, Role, Square, attacks};
 
 /// When `mv`, replacing `last` (a quiet move), moves the same piece to another square:
 /// the square `last` put it on and the one `mv` puts it on.
@@ -24,6 +24,15 @@ pub(crate) fn moved_elsewhere(last: Move, mv: Move) -> Option<(Square, Square)> 
         return None;
     };
     (start == from && square != to).then_some((to, square))
+}
+
+/// Whether `mv`, replacing `last` (a quiet move), takes the same piece on along a line
+/// through the square `last` put it on: the piece may have been read there sliding on.
+pub(crate) fn slides_past(last: Move, mv: Move) -> bool {
+    let (Some(from), Some((to, square))) = (last.from(), moved_elsewhere(last, mv)) else {
+        return false;
+    };
+    attacks::between(from, square).contains(to)
 }
 
 /// The squares `mv` by `color` puts a piece on.
