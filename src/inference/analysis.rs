@@ -99,12 +99,12 @@ fn sequences_of(found: Explanation) -> Vec<Vec<Move>> {
 fn doubt(
     replaced: Explanation,
     last: Move,
-    past: &Explanation,
+    past: Explanation,
     kept: Vec<Vec<Move>>,
 ) -> Explanation {
     let plies = plies(&replaced);
     let mut sequences = sequences_of(replaced);
-    let record = sequences_of(past.clone()).into_iter().map(|s| {
+    let record = sequences_of(past).into_iter().map(|s| {
         let mut line = vec![last];
         line.extend(s);
         line
@@ -743,7 +743,7 @@ impl Engine {
                 };
                 let kept = self.doubted_line(last);
                 found = match unweighed && (past != Explanation::Nothing || !kept.is_empty()) {
-                    true => doubt(replaced, last, &past, kept),
+                    true => doubt(replaced, last, past, kept),
                     false => replaced,
                 };
                 correction = true;
