@@ -18,6 +18,7 @@ mod operator;
 mod pending;
 mod recapture;
 mod replay;
+mod resets;
 mod round_trip;
 mod search;
 mod signals;
