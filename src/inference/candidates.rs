@@ -289,7 +289,14 @@ impl Candidates {
                 squares.extend(moves.iter().map(|&mv| move_squares(mv, pos.turn())));
                 super::codes::from_board(pos.board(), occupancy_only)
             };
-            if let Some(i) = moves.iter().position(|&mv| mv == last) {
+            // The last move found by its squares first: a word compare per move, where
+            // comparing the moves themselves decodes each one's variant.
+            let last_squares = move_squares(last, pos.turn());
+            if let Some(i) = squares
+                .iter()
+                .zip(moves)
+                .position(|(&s, &mv)| s == last_squares && mv == last)
+            {
                 squares.swap_remove(i);
             }
             kept_moves.clear();

@@ -855,9 +855,11 @@ impl Engine {
         }
         self.since = since;
         // The board may already show the next move complete (it was made while this one
-        // waited out its window).
-        self.tentative = match self.find_move(&self.candidates) {
-            Match::One(index) if self.diff.any() => Some(Tentative {
+        // waited out its window). A board showing the recorded position shows none: the
+        // list is not walked for it (the usual case after a move).
+        let shown = self.diff.any().then(|| self.find_move(&self.candidates));
+        self.tentative = match shown {
+            Some(Match::One(index)) => Some(Tentative {
                 index,
                 since: self.last_change,
             }),
