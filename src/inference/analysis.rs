@@ -81,7 +81,7 @@ fn plies(found: &Explanation) -> usize {
 }
 
 /// The sequences `found` offers (its shared moves when it found one).
-fn sequences_of(found: Explanation) -> Vec<Vec<Move>> {
+pub(super) fn sequences_of(found: Explanation) -> Vec<Vec<Move>> {
     match found {
         Explanation::Nothing => Vec::new(),
         Explanation::Found { moves, .. } => vec![moves],

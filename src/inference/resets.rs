@@ -4,7 +4,7 @@
 
 use shakmaty::{Board, Chess, Move, Position};
 
-use super::analysis::MAX_RECORDED_ROUNDS;
+use super::analysis::{MAX_RECORDED_ROUNDS, sequences_of};
 use super::candidates::Match;
 use super::codes::{diff, from_board, from_hardware, move_squares, occupied, shows};
 use super::config::Mode;
@@ -254,11 +254,7 @@ impl Engine {
             self.config.max_search_plies,
             None,
         );
-        let mut sequences = match found {
-            Explanation::Found { moves, .. } => vec![moves],
-            Explanation::Ambiguous { sequences, .. } => sequences,
-            Explanation::Nothing => Vec::new(),
-        };
+        let mut sequences = sequences_of(found);
         // Only sequences that end on the board explain it (not a move in progress).
         sequences.retain(|moves| self.ends_on_board(self.record.position(), moves));
         let Some(plies) = sequences.first().map(Vec::len) else {
