@@ -2,13 +2,15 @@
 //! picked position (after the one the picked moves start from) are replayed from that
 //! position, as if the pick had come then: moves read one by one meanwhile are recorded
 //! in turn, not explained afresh as one stretch of missed moves (which the search's
-//! bounded depth may not reach, or may fit with a piece in the hand).
+//! bounded depth may not reach, or may fit with a piece in the hand). A board read
+//! with the next move under way (the dump after lost updates taken with a piece in the
+//! hand) shows the picked position too, that piece lifted.
 
 use std::time::Duration;
 
 use shakmaty::{Position, Square};
 
-use super::codes::{diff, from_board, to_hardware};
+use super::codes::{Codes, EMPTY, diff, from_board, to_hardware};
 use super::engine::{Engine, FirstLift};
 
 impl Engine {
@@ -21,12 +23,17 @@ impl Engine {
     /// earlier one of the game shown since then: its first showing may then be the
     /// earlier one, and the moves since it would be recorded twice.
     pub(super) fn replay_since_shown(&mut self, after: Duration) {
-        let Some(from) = self.first_shown(after) else {
+        let Some((from, shown)) = self.first_shown(after) else {
             return;
         };
         let raw = self.raw;
         let replayed = self.history.split_off_after(from);
         self.restart_at(from);
+        if shown != self.observed {
+            // The pieces in the hand then: lifted as the board was read.
+            self.raw = to_hardware(&shown, self.rotated);
+            self.observe_codes(shown, from);
+        }
         let mut changes = replayed.iter().peekable();
         while let Some(first) = changes.next() {
             let at = first.at;
@@ -43,11 +50,13 @@ impl Engine {
     }
 
     /// When the board first showed the recorded position, if it is shown since then and
-    /// the time is known (see `replay_since_shown`). The positions the game passed
-    /// through before updates were last lost were shown before then, so the board
-    /// showing one of them since is a repetition the moves since made (a round trip
-    /// made while nothing was read): that showing counts.
-    fn first_shown(&self, after: Duration) -> Option<Duration> {
+    /// the time is known (see `replay_since_shown`), and the board then. The positions
+    /// the game passed through before updates were last lost were shown before then, so
+    /// the board showing one of them since is a repetition the moves since made (a round
+    /// trip made while nothing was read): that showing counts. A position never shown
+    /// whole may have been shown with the next move under way: pieces of the side to
+    /// move lifted and nothing else changed (a dump read with a piece in the hand).
+    fn first_shown(&self, after: Duration) -> Option<(Duration, Codes)> {
         let occupancy = self.config.occupancy_only;
         if self.record.ply_count() == 0 {
             return None;
@@ -67,12 +76,24 @@ impl Engine {
             return None;
         }
         let floor = self.lost_at.unwrap_or(Duration::ZERO).max(after);
-        self.history
+        let since: Vec<(Duration, Codes)> = self
+            .history
             .boards_back(self.observed)
             .take_while(|(at, _)| *at >= floor)
-            .filter(|(_, board)| *board == expected)
-            .map(|(at, _)| at)
-            .last()
+            .collect();
+        let movers = self.record.position().us();
+        let under_way = |board: &Codes| {
+            let differing = diff(board, &expected);
+            differing.any()
+                && differing.is_subset(movers)
+                && differing
+                    .into_iter()
+                    .all(|sq| board[sq.to_usize()] == EMPTY)
+        };
+        let first = |shows: &dyn Fn(&Codes) -> bool| {
+            since.iter().rev().find(|(_, board)| shows(board)).copied()
+        };
+        first(&|board| *board == expected).or_else(|| first(&under_way))
     }
 
     /// Sets what the engine knows of the board as it stood at `at`, when it showed the
