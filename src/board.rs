@@ -87,6 +87,15 @@ pub enum BoardCommand {
     /// from the scoresheets), or moves the arbiter enters from the scoresheets for an
     /// irregular board, then explain the board from there.
     Resolve(Choice),
+    /// Replace the recorded moves from ply `from` (1-based) on by `moves` (SAN, from the
+    /// scoresheets), when the board follows from them: a move recorded wrongly before the
+    /// board stopped (see `Engine::amend`).
+    Amend {
+        /// The 1-based ply of the first recorded move to replace.
+        from: usize,
+        /// The moves played from there, in SAN.
+        moves: Vec<String>,
+    },
     /// Correct the piece a pawn promoted to at `ply` (occupancy-only boards).
     CorrectPromotion {
         /// The 1-based ply of the promotion.
@@ -342,6 +351,7 @@ impl BoardCore {
             BoardCommand::AcceptBoard => self.engine.accept_board()?,
             BoardCommand::DeclareSetup => self.engine.declare_setup()?,
             BoardCommand::Resolve(choice) => self.engine.resolve(&choice)?,
+            BoardCommand::Amend { from, moves } => self.engine.amend(from, &moves)?,
             BoardCommand::CorrectPromotion { ply, role } => {
                 self.engine.correct_promotion(ply, role)?
             }

@@ -411,4 +411,36 @@ fn the_arbiter_enters_moves_lost_beyond_the_search_through_the_api() {
     );
     sim.send("a6");
     daemon.wait_json("/api/boards/1", WAIT, |b| sans(b).len() == 6);
+    // The scoresheet has the knights first: the arbiter amends the record from ply 1
+    // (the board shows the same position either way).
+    let amendment = json!({"from": 1, "moves": "Nf3 Nc6 e4 e5 Bb5 a6"});
+    assert_eq!(send_json("POST", &url, None, &amendment).0, 401);
+    let (status, body) = send_json(
+        "POST",
+        &url,
+        Some(TOKEN),
+        &json!({"from": 1, "candidate": 0}),
+    );
+    assert_eq!(status, 400, "from goes with moves only: {body}");
+    assert!(body.contains("candidate"), "{body}");
+    for (wrong, why) in [
+        (json!({"from": 7, "moves": "Bb5"}), "ply 7 is not recorded"),
+        (
+            json!({"from": 5, "moves": "Bc4 Nf6"}),
+            "the board does not follow",
+        ),
+    ] {
+        let (status, body) = send_json("POST", &url, Some(TOKEN), &wrong);
+        assert_eq!(status, 409, "{why}: {body}");
+    }
+    let (status, body) = send_json("POST", &url, Some(TOKEN), &amendment);
+    assert_eq!(status, 200, "{body}");
+    daemon.wait_json("/api/boards/1", WAIT, |b| {
+        sans(b) == ["Nf3", "Nc6", "e4", "e5", "Bb5", "a6"]
+    });
+    let pgn = daemon.get("/api/boards/1/pgn").2;
+    assert!(
+        pgn.contains("replacing e4 e5 Nf3 Nc6 Bb5 a6 (from ply 1)"),
+        "{pgn}"
+    );
 }

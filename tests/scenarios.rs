@@ -17,7 +17,8 @@
 //!   `link down` (the link went down, last heard now: the next dump says so)
 //! * `wait 300ms`
 //! * operator: `accept`, `setup`, `promote <ply> <q|r|b|n>`, `result 1-0`,
-//!   `resolve <n>` or `resolve <SAN moves>` (pick a reported ambiguous sequence)
+//!   `resolve <n>` or `resolve <SAN moves>` (pick a reported ambiguous sequence),
+//!   `amend <ply> <SAN moves>` (replace the recorded moves from that ply on)
 //! * `expect san: e4 e5` (the whole record), `expect event: <name> [text]` (the next
 //!   such event, whose text form contains the text), `expect no event: <name>` (none
 //!   since the last matched event), `expect result: 1-0`, `expect fen: <FEN>`,
@@ -209,6 +210,11 @@ impl Runner {
             ["resolve", ..] => {
                 let choice = Choice::Moves(words[1..].iter().map(|w| w.to_string()).collect());
                 self.operator(|e| e.resolve(&choice).map_err(|e| e.to_string()))?
+            }
+            ["amend", from, ref moves @ ..] => {
+                let from: usize = from.parse().map_err(|e| format!("{e}"))?;
+                let moves: Vec<String> = moves.iter().map(|w| w.to_string()).collect();
+                self.operator(|e| e.amend(from, &moves).map_err(|e| e.to_string()))?
             }
             ["result", r] => {
                 let outcome = r.parse().map_err(|_| format!("bad result {r}"))?;

@@ -313,13 +313,16 @@ pub async fn declare_setup(
 }
 
 /// The body of `POST /api/boards/{id}/resolve`: one of the board's reported candidate
-/// sequences, by its place in the list (from 0) or by its moves in SAN.
+/// sequences, by its place in the list (from 0) or by its moves in SAN; or, with
+/// `from`, the moves (SAN) that replace the recorded ones from that ply (1-based) on.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
     candidate: Option<usize>,
     /// "Nf3 Nf6 Nc3" or ["Nf3", "Nf6", "Nc3"].
     moves: Option<Moves>,
+    /// The first recorded ply the moves replace (an amendment).
+    from: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -329,10 +332,21 @@ enum Moves {
     List(Vec<String>),
 }
 
+impl Moves {
+    fn sans(self) -> Vec<String> {
+        match self {
+            Moves::Text(text) => text.split_whitespace().map(str::to_string).collect(),
+            Moves::List(moves) => moves,
+        }
+    }
+}
+
 /// `POST /api/boards/{id}/resolve` (token): records the candidate sequence the arbiter
 /// picks from an ambiguous board (the scoresheets give the order a dump cannot), or the
 /// moves the arbiter enters from the scoresheets for an irregular board (if legal and the
-/// board shows their position or one more move), then explains the board from there.
+/// board shows their position or one more move), or, with `from`, replaces the recorded
+/// moves from that ply on by the moves entered (on the same terms), then explains the
+/// board from there.
 pub async fn resolve(
     State(app): State<App>,
     Path(id): Path<String>,
@@ -340,19 +354,29 @@ pub async fn resolve(
     Json(resolution): Json<Resolution>,
 ) -> Result<Response, ApiError> {
     let id = board_id(&id)?;
-    let choice = match (resolution.candidate, resolution.moves) {
-        (Some(index), None) => Choice::Index(index),
-        (None, Some(Moves::Text(text))) => {
-            Choice::Moves(text.split_whitespace().map(str::to_string).collect())
+    let action = match (resolution.candidate, resolution.moves, resolution.from) {
+        (Some(index), None, None) => BoardCommand::Resolve(Choice::Index(index)),
+        (None, Some(moves), None) => BoardCommand::Resolve(Choice::Moves(moves.sans())),
+        (None, Some(moves), Some(from)) => BoardCommand::Amend {
+            from,
+            moves: moves.sans(),
+        },
+        (Some(_), _, Some(_)) => {
+            return Err(ApiError::BadRequest(
+                "\"from\" amends recorded moves with \"moves\" from the scoresheet; it does \
+                 not go with \"candidate\""
+                    .into(),
+            ));
         }
-        (None, Some(Moves::List(moves))) => Choice::Moves(moves),
         _ => {
             return Err(ApiError::BadRequest(
-                "expected {\"candidate\": N} or {\"moves\": \"Nf3 Nf6 Nc3\"}".into(),
+                "expected {\"candidate\": N}, {\"moves\": \"Nf3 Nf6 Nc3\"} or \
+                 {\"from\": PLY, \"moves\": \"Nf3 Nf6 Nc3\"}"
+                    .into(),
             ));
         }
     };
-    command(&app, id, BoardCommand::Resolve(choice)).await
+    command(&app, id, action).await
 }
 
 async fn command(app: &App, id: usize, command: BoardCommand) -> Result<Response, ApiError> {

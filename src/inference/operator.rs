@@ -1,6 +1,9 @@
 //! Operator actions: accepting the board's position, declaring a set-up position a new
-//! game, picking one of several explanations of the board, correcting a promotion
-//! piece, entering a result.
+//! game, picking one of several explanations of the board, entering moves from the
+//! scoresheet or amending recorded ones with them, correcting a promotion piece,
+//! entering a result.
+
+use std::time::Duration;
 
 use shakmaty::{Color, KnownOutcome, Move, Position, Role};
 
@@ -31,6 +34,8 @@ pub enum EngineError {
     NothingToEnter,
     #[error("move {0} is not a promotion")]
     NotAPromotion(usize),
+    #[error("ply {ply} is not recorded (the record holds {recorded} plies)")]
+    NotRecorded { ply: usize, recorded: usize },
     #[error(transparent)]
     Record(#[from] RecordError),
 }
@@ -127,12 +132,61 @@ impl Engine {
     /// or in progress (the players may have moved on), so a slip of the pen records
     /// nothing (longer explanations are not searched here: a wrong entry could fit one).
     fn enter(&mut self, moves: &[String]) -> Result<(), EngineError> {
+        // The entered moves were played after the board showed the recorded position.
+        let played_after = self.anchor;
+        let entered = self.record_entry(moves)?;
+        let ply = self.record.ply_count();
+        let sans = self.record.sans()[ply - entered..].join(" ");
+        self.record
+            .add_comment(ply, format!("{sans} entered by the arbiter"))?;
+        self.explain_after_entry(played_after);
+        Ok(())
+    }
+
+    /// Replaces the recorded moves from ply `from` (1-based) on by `moves` (SAN, from
+    /// the scoresheets), for a record that took a wrong move (a slide's step read after
+    /// lost updates, say) and a board that has stopped since: the moves after ply
+    /// `from` - 1 are retracted and `moves` entered as `enter` does, so they must be legal
+    /// and the board must follow from them. Tried on a copy: a refusal changes nothing.
+    /// The mainline is replaced (a retraction, then the moves), never kept as a
+    /// variation; the PGN says at the first replaced move what was recorded before.
+    pub fn amend(&mut self, from: usize, moves: &[String]) -> Result<(), EngineError> {
+        let recorded = self.record.ply_count();
+        if from == 0 || from > recorded {
+            return Err(EngineError::NotRecorded {
+                ply: from,
+                recorded,
+            });
+        }
+        let mut trial = self.clone();
+        let replaced = trial.record.sans()[from - 1..].join(" ");
+        trial.retract_to(from - 1);
+        let played_after = trial.anchor;
+        // A board back at the position before `from` does not follow from the moves.
+        let entered = trial.record_entry(moves).map_err(|e| match e {
+            EngineError::NothingToEnter => EngineError::NotOnTheBoard(moves.join(" ")),
+            e => e,
+        })?;
+        let sans = trial.record.sans()[from - 1..from - 1 + entered].join(" ");
+        trial.record.add_comment(
+            from,
+            format!(
+                "{sans} entered by the arbiter from the scoresheet, replacing {replaced} \
+                 (from ply {from}), recorded before"
+            ),
+        )?;
+        trial.explain_after_entry(played_after);
+        *self = trial;
+        Ok(())
+    }
+
+    /// Records `moves` as `enter` takes them (see there), when they are legal and the
+    /// board follows from them; returns how many plies were recorded.
+    fn record_entry(&mut self, moves: &[String]) -> Result<usize, EngineError> {
         if !self.diff.any() {
             return Err(EngineError::NothingToEnter);
         }
         let text = moves.join(" ");
-        // The entered moves were played after the board showed the recorded position.
-        let played_after = self.anchor;
         let mut record = self.record.clone();
         let mut entered = Vec::new();
         for san in moves.iter().flat_map(|m| m.split_whitespace()) {
@@ -155,15 +209,17 @@ impl Engine {
         }
         self.record_sequence(&entered, false);
         self.unconfirmed = None;
-        let ply = self.record.ply_count();
-        let sans = self.record.sans()[ply - entered.len()..].join(" ");
-        self.record
-            .add_comment(ply, format!("{sans} entered by the arbiter"))?;
+        Ok(entered.len())
+    }
+
+    /// After the arbiter's entry, replays the readings since the board showed its
+    /// position (`played_after`: when the board showed the one the moves were played
+    /// from, or later) and analyses a board that changed since.
+    fn explain_after_entry(&mut self, played_after: Duration) {
         self.replay_since_shown(played_after);
         if self.analysed && self.tentative.is_none() && self.diff.any() {
             self.analyse();
         }
-        Ok(())
     }
 
     /// Accepts the board as the game's position (re-anchor). An earlier position of the

@@ -220,6 +220,108 @@ fn the_arbiter_picks_one_of_the_reported_sequences_and_nothing_else() {
     );
 }
 
+#[test]
+fn the_arbiter_amends_recorded_moves_only_with_moves_the_board_follows_from() {
+    use super::EngineError;
+    let start = Chess::default();
+    let mut engine = Engine::new(EngineConfig::default());
+    engine.observe(&raw(&start), ms(0));
+    // 1. e4 e5 read live; the board read after lost updates shows 1... e6 (the
+    // scoresheet's move in place of e5) 2. Nf3 Nc6 3. Bb5 a6: e5 replaced and four
+    // moves more, past what the engine explains, so it stops there.
+    for (t, sans) in [(100, &["e4"][..]), (1000, &["e4", "e5"])] {
+        engine.observe(&raw(&after(&start, sans)), ms(t));
+        engine.tick(ms(t + 300));
+    }
+    assert_eq!(engine.game().sans(), ["e4", "e5"]);
+    let played = ["e6", "Nf3", "Nc6", "Bb5", "a6"];
+    engine.updates_lost(ms(5000), None);
+    engine.observe(
+        &raw(&after(&start, &[&["e4"][..], &played].concat())),
+        ms(5000),
+    );
+    engine.tick(ms(5300));
+    assert_eq!(engine.game().sans(), ["e4", "e5"]);
+    drain(&mut engine);
+    let moves = |sans: &[&str]| sans.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let pgn = crate::game::write_pgn(engine.game());
+    for (from, sans, refusal) in [
+        (
+            0,
+            &played[..],
+            EngineError::NotRecorded {
+                ply: 0,
+                recorded: 2,
+            },
+        ),
+        (
+            3,
+            &played[..],
+            EngineError::NotRecorded {
+                ply: 3,
+                recorded: 2,
+            },
+        ),
+        // Legal, but the board shows another position.
+        (
+            2,
+            &["e6", "Nf3", "Nc6", "Bc4", "a5"][..],
+            EngineError::NotOnTheBoard("e6 Nf3 Nc6 Bc4 a5".into()),
+        ),
+        // The record as it stands: the board does not follow from it.
+        (
+            1,
+            &["e4", "e5"][..],
+            EngineError::NotOnTheBoard("e4 e5".into()),
+        ),
+    ] {
+        assert_eq!(
+            engine.amend(from, &moves(sans)),
+            Err(refusal),
+            "{from} {sans:?}"
+        );
+    }
+    assert!(matches!(
+        engine.amend(2, &moves(&["e6", "Nf3", "Nc6", "Bb6"])),
+        Err(EngineError::Record(_))
+    ));
+    // Nothing changed.
+    assert_eq!(engine.game().sans(), ["e4", "e5"]);
+    assert_eq!(crate::game::write_pgn(engine.game()), pgn);
+    assert!(drain(&mut engine).is_empty());
+    engine.amend(2, &moves(&played)).unwrap();
+    assert_eq!(
+        engine.game().sans(),
+        ["e4", "e6", "Nf3", "Nc6", "Bb5", "a6"]
+    );
+    let events = drain(&mut engine);
+    assert!(
+        matches!(
+            &events[..],
+            [Event::MovesRetracted { ply: 1, retracted }, Event::MoveMade { ply: 2, .. }, ..]
+                if *retracted == ["e5"]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::MoveMade { .. }))
+            .count(),
+        5
+    );
+    let pgn = crate::game::write_pgn(engine.game());
+    assert!(
+        pgn.contains("replacing e5 (from ply 2), recorded before"),
+        "{pgn}"
+    );
+    // The game goes on from the amended record.
+    let on = after(&start, &["e4", "e6", "Nf3", "Nc6", "Bb5", "a6", "Ba4"]);
+    engine.observe(&raw(&on), ms(8000));
+    engine.tick(ms(8300));
+    assert_eq!(engine.game().sans().last().map(String::as_str), Some("Ba4"));
+}
+
 /// `pos` after `sans`.
 fn after(pos: &Chess, sans: &[&str]) -> Chess {
     use shakmaty::san::San;

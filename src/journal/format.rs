@@ -252,6 +252,11 @@ enum CommandRecord {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         moves: Vec<String>,
     },
+    /// The recorded moves from ply `from` on replaced by `moves`.
+    Amend {
+        from: usize,
+        moves: Vec<String>,
+    },
     CorrectPromotion {
         ply: usize,
         role: char,
@@ -273,6 +278,10 @@ impl From<&BoardCommand> for CommandRecord {
             },
             BoardCommand::Resolve(Choice::Moves(moves)) => CommandRecord::Resolve {
                 index: None,
+                moves: moves.clone(),
+            },
+            BoardCommand::Amend { from, moves } => CommandRecord::Amend {
+                from: *from,
                 moves: moves.clone(),
             },
             BoardCommand::CorrectPromotion { ply, role } => CommandRecord::CorrectPromotion {
@@ -301,6 +310,7 @@ impl TryFrom<CommandRecord> for BoardCommand {
                 Some(index) => Choice::Index(index),
                 None => Choice::Moves(moves),
             }),
+            CommandRecord::Amend { from, moves } => BoardCommand::Amend { from, moves },
             CommandRecord::CorrectPromotion { ply, role } => BoardCommand::CorrectPromotion {
                 ply,
                 role: Role::from_char(role).ok_or("bad promotion piece")?,
@@ -383,6 +393,13 @@ mod tests {
                     "Nf6".into(),
                     "Nc3".into(),
                 ]))),
+            },
+            Entry {
+                at: at(307),
+                record: Record::Command(BoardCommand::Amend {
+                    from: 9,
+                    moves: vec!["Bb5".into(), "a6".into()],
+                }),
             },
             Entry {
                 at: at(305),

@@ -114,6 +114,52 @@ fn a_dropped_core_comes_back_from_its_journal_and_plays_on() {
 }
 
 #[test]
+fn an_amendment_comes_back_from_the_journal() {
+    let dir = scratch("amend");
+    let mut core = open(&dir);
+    let mut hand = Hand::start(&mut core, RawBoard::start_position());
+    for (from, to) in [("e2", "e4"), ("e7", "e5")] {
+        hand.play(&mut core, from, to);
+    }
+    // Read after lost updates: 1... e6 (not e5) 2. Nf3 Nc6 3. Bb5 a6, past what the
+    // engine explains from e5.
+    let mut board = RawBoard::start_position();
+    for (from, to) in [
+        ("e2", "e4"),
+        ("e7", "e6"),
+        ("g1", "f3"),
+        ("b8", "c6"),
+        ("f1", "b5"),
+        ("a7", "a6"),
+    ] {
+        let code = board.get(Hand::square(from));
+        board.set(Hand::square(from), 0);
+        board.set(Hand::square(to), code);
+    }
+    hand.now += Duration::from_secs(10);
+    core.on_message(&Message::BoardDump(board), hand.now);
+    hand.now += Duration::from_secs(1);
+    hand.run_timers(&mut core);
+    assert_eq!(moves(&core), ["e4", "e5"]);
+    let amended = ["e6", "Nf3", "Nc6", "Bb5", "a6"].map(String::from).to_vec();
+    core.apply(
+        BoardCommand::Amend {
+            from: 2,
+            moves: amended,
+        },
+        hand.now,
+    )
+    .expect("the board follows from the amended moves");
+    assert_eq!(moves(&core), ["e4", "e6", "Nf3", "Nc6", "Bb5", "a6"]);
+    let before = core.game_status();
+    drop(core);
+
+    let core = open(&dir);
+    assert_eq!(core.game_status(), before, "restored exactly");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn finished_games_come_back_for_publishing() {
     let dir = scratch("finished");
     let mut core = open(&dir);
