@@ -262,6 +262,11 @@ struct Tally {
     entries: usize,
     entered_plies: usize,
     entries_refused: usize,
+    /// Such boards whose record had moves the scoresheet does not, amended from the
+    /// first of them, the recorded plies replaced, and amendments the engine refused.
+    amendments: usize,
+    amended_plies: usize,
+    amendments_refused: usize,
 }
 
 fn sim_config(seed: u64) -> SimConfig {
@@ -366,7 +371,7 @@ impl Board {
     /// is. A board still irregular after lost updates
     /// (a link gap or restart since the last recorded move was made) gets the moves the
     /// scoresheet has after the recorded ones (those finished so far) entered, through
-    /// the same action.
+    /// the same action, or, when the record has a wrong move, amended from it.
     fn arbitrate(&mut self, games: &[Game], tally: &mut Tally) {
         self.arbiter = None;
         // Nothing to do when the engine has explained the board itself since.
@@ -435,11 +440,24 @@ impl Board {
     /// Enters the moves finished since the record's last (from the scoresheet) on a board
     /// left irregular (or ambiguous, the truth not among the candidates) by updates lost
     /// after the last recorded move was made, when the record so far is the scoresheet's.
+    /// When the record has a move the scoresheet does not (updates lost after the last
+    /// move it has right: the board read then was explained wrongly), the arbiter amends
+    /// the record instead: the recorded moves from the first wrong one are replaced by
+    /// the scoresheet's moves finished so far (the engine refuses them unless the board
+    /// follows from them).
     fn enter_moves(&mut self, games: &[Game], tally: &mut Tally) {
         let status = self.run.core().game_status();
         let n = status.moves.len();
-        // Updates were lost after the last recorded move was made.
-        let made = n.checked_sub(1).and_then(|i| self.completed.get(i));
+        let source = &games[self.game].sans;
+        // The recorded moves that are the scoresheet's.
+        let right = status
+            .moves
+            .iter()
+            .zip(source)
+            .take_while(|(recorded, played)| recorded == played)
+            .count();
+        // Updates were lost after the last move the record has right was made.
+        let made = right.checked_sub(1).and_then(|i| self.completed.get(i));
         let made = made.copied().unwrap_or(self.started_at);
         let lost_updates = self.interruptions.iter().any(|(_, _, end)| *end >= made);
         let stopped = matches!(
@@ -449,27 +467,40 @@ impl Board {
         if !stopped || !lost_updates {
             return;
         }
-        let source = &games[self.game].sans;
         let finished = self.completed.len().min(source.len());
-        if n >= finished || source[..n] != status.moves[..] {
+        if right >= finished {
             return;
         }
-        let moves = source[n..finished].to_vec();
+        let moves = source[right..finished].to_vec();
+        let amend = right < n;
         if self.tracing() {
+            let action = match amend {
+                true => format!("amends from ply {}:", right + 1),
+                false => "enters".to_string(),
+            };
             self.traced.note(
                 self.run.now(),
-                &format!("arbiter enters {}", moves.join(" ")),
+                &format!("arbiter {action} {}", moves.join(" ")),
             );
         }
-        match self
-            .run
-            .command(BoardCommand::Resolve(Choice::Moves(moves.clone())))
-        {
-            Ok(()) => {
+        let command = match amend {
+            true => BoardCommand::Amend {
+                from: right + 1,
+                moves: moves.clone(),
+            },
+            false => BoardCommand::Resolve(Choice::Moves(moves.clone())),
+        };
+        match (self.run.command(command), amend) {
+            (Ok(()), true) => {
+                tally.amendments += 1;
+                tally.amended_plies += n - right;
+            }
+            (Ok(()), false) => {
                 tally.entries += 1;
                 tally.entered_plies += moves.len();
             }
-            Err(_) => tally.entries_refused += 1,
+            (Err(_), true) => tally.amendments_refused += 1,
+            (Err(_), false) => tally.entries_refused += 1,
         }
     }
 
@@ -1081,8 +1112,15 @@ fn main() {
     );
     println!(
         "arbiter entries (moves entered from the scoresheet on a board irregular after lost \
-         updates): {} boards, {} plies; refused by the engine: {}",
-        tally.entries, tally.entered_plies, tally.entries_refused
+         updates): {} boards, {} plies; refused by the engine: {}; amendments (moves \
+         recorded wrongly, replaced from the scoresheet on a board stopped after lost \
+         updates): {} boards, {} plies replaced; refused: {}",
+        tally.entries,
+        tally.entered_plies,
+        tally.entries_refused,
+        tally.amendments,
+        tally.amended_plies,
+        tally.amendments_refused
     );
     for ((near, kind), (count, lost, phantom)) in &tally.kinds {
         println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");
