@@ -144,8 +144,9 @@ impl Engine {
     }
 
     /// Replaces the recorded moves from ply `from` (1-based) on by `moves` (SAN, from
-    /// the scoresheets), for a record that took a wrong move (a slide's step read after
-    /// lost updates, say) and a board that has stopped since: the moves after ply
+    /// the scoresheets), for a record that took a wrong move (a move read whole before
+    /// updates were lost, taken for a slide's step and replaced by where the slide would
+    /// have gone, say) and a board that has stopped since: the moves after ply
     /// `from` - 1 are retracted and `moves` entered as `enter` does, so they must be legal
     /// and the board must follow from them. Tried on a copy: a refusal changes nothing.
     /// The mainline is replaced (a retraction, then the moves), never kept as a
@@ -161,6 +162,11 @@ impl Engine {
         let mut trial = self.clone();
         let replaced = trial.record.sans()[from - 1..].join(" ");
         trial.retract_to(from - 1);
+        // As for an entry, the readings are replayed from a showing of the moves'
+        // position only after the board showed the recorded one (the wrong moves'): a
+        // bound later than the moves' start, so a replay may be left out (the board is
+        // then explained from the moves' position at once), but none starts from an
+        // earlier coincidence (see `replay_since_shown`).
         let played_after = trial.anchor;
         // A board back at the position before `from` does not follow from the moves.
         let entered = trial.record_entry(moves).map_err(|e| match e {
