@@ -461,12 +461,20 @@ impl Engine {
                 // read landing, then Rg4 Rf2 Rg6+ Kf5 Rg5+ while nothing was read: Rf2
                 // Rg4 Kf5 Rg5+ in its place is shorter, and the longer line is never
                 // weighed): a replacement found for want of any other is then left to
-                // the arbiter beside the record's line found two plies deeper, also while
-                // the players go on before the arbiter comes (an open such doubt).
+                // the arbiter beside the record's line found two plies deeper. So is any
+                // replacement while the players go on before the arbiter comes, with the
+                // record's lines found since the loss still open (such a doubt, or the
+                // lines it gave way to for a piece read lifted next: Kf5 in the hand,
+                // then Ke4 Rg4+ and the king lifted again is Rf2 Rg4 with the king in
+                // the hand, shorter than any line the record's move begins, and as
+                // wrong).
                 let unweighed = found == Explanation::Nothing
                     && self.lost_updates
                     && replaced != Explanation::Nothing;
-                let past = match unweighed {
+                let kept = self.doubted_line(last);
+                let doubted =
+                    self.lost_updates && replaced != Explanation::Nothing && !kept.is_empty();
+                let record = match unweighed {
                     true => explain(
                         self.record.position(),
                         &self.observed,
@@ -475,11 +483,10 @@ impl Engine {
                         depth + 2,
                         None,
                     ),
-                    false => Explanation::Nothing,
+                    false => std::mem::replace(&mut found, Explanation::Nothing),
                 };
-                let kept = self.doubted_line(last);
-                found = match unweighed && (past != Explanation::Nothing || !kept.is_empty()) {
-                    true => doubt(replaced, last, past, kept),
+                found = match unweighed && record != Explanation::Nothing || doubted {
+                    true => doubt(replaced, last, record, kept),
                     false => replaced,
                 };
                 correction = true;
@@ -728,8 +735,12 @@ impl Engine {
         }
     }
 
-    /// The record's lines, `last` first, of an open ambiguity that doubts a correction
-    /// of `last` (see `doubt`): the doubt holds while the players go on.
+    /// The record's lines, `last` first, of the open ambiguity (see `doubt`): those of one
+    /// that doubts a correction of `last`, or every sequence of one from the recorded
+    /// position that binds nothing (a board read since the doubt, a piece lifted for the
+    /// next move, explained by the record's line alone). The doubt holds while the
+    /// players go on. (A binding one already refuses a correction: see
+    /// `Ambiguity::contradicts`.)
     fn doubted_line(&self, last: Move) -> Vec<Vec<Move>> {
         match &self.ambiguity {
             Some(open) if open.correction => open
@@ -737,6 +748,11 @@ impl Engine {
                 .iter()
                 .filter(|s| s.first() == Some(&last))
                 .cloned()
+                .collect(),
+            Some(open) if !open.binding && open.takeback.is_none() && !open.hold => open
+                .sequences
+                .iter()
+                .map(|s| std::iter::once(last).chain(s.iter().copied()).collect())
                 .collect(),
             _ => Vec::new(),
         }
