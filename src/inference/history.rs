@@ -329,6 +329,16 @@ impl History {
             .or_else(|| first_after.map(|c| !c.occupied))
     }
 
+    /// The code `square` read at `at`: as its last change at or before then left it, or
+    /// else as its first change after found it; None if it never changed among the
+    /// changes kept.
+    pub fn reading_at(&self, square: Square, at: Duration) -> Option<u8> {
+        let before = self.on(square).filter(|c| c.at <= at).last();
+        before
+            .map(|c| c.code)
+            .or_else(|| self.on(square).find(|c| c.at > at).map(|c| c.was))
+    }
+
     /// Whether any square but those of `except` was filled (read occupied) at or after
     /// `from`, up to `to`.
     pub fn any_filled(&self, from: Duration, to: Duration, except: Bitboard) -> bool {
@@ -500,6 +510,22 @@ mod tests {
             h.misread_briefly(ms(0), ms(250)),
             Bitboard::from(Square::F2)
         );
+    }
+
+    #[test]
+    fn reads_a_square_as_it_was_at_a_time() {
+        // f6: a black king (11) read as a queen (12) for a scan, then as itself, then
+        // lifted; g6 never changed.
+        let h = readings(&[
+            (1_000, Square::F6, 12, 0),
+            (1_220, Square::F6, 11, 12),
+            (1_440, Square::F6, 0, 11),
+        ]);
+        assert_eq!(h.reading_at(Square::F6, ms(500)), Some(0));
+        assert_eq!(h.reading_at(Square::F6, ms(1_000)), Some(12));
+        assert_eq!(h.reading_at(Square::F6, ms(1_300)), Some(11));
+        assert_eq!(h.reading_at(Square::F6, ms(2_000)), Some(0));
+        assert_eq!(h.reading_at(Square::G6, ms(1_300)), None);
     }
 
     #[test]

@@ -1,12 +1,23 @@
 //! Searching deeper than a shorter explanation that leaves a piece the board read
 //! standing off every position it passes through.
 
-use shakmaty::{Chess, Move, Position, Rank, Role, Square};
+use std::time::Duration;
+
+use shakmaty::{Chess, Move, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
 use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, Sequence};
 use crate::inference::codes::{Codes, code_piece, move_effect, piece_code};
+
+/// The squares a move takes its piece from and to, when it moves one piece (not
+/// castling).
+fn moved(mv: Move) -> Option<(Square, Square)> {
+    match mv {
+        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => Some((from, to)),
+        _ => None,
+    }
+}
 
 /// Whether each piece the board read since the evidence's start and replaced since
 /// stood on its square in the position `moves` start from or in one they lead to.
@@ -101,10 +112,92 @@ impl<'a> Deeper<'a> {
         complete: bool,
         nodes: &mut usize,
     ) -> Option<Explanation> {
-        let (start, codes) = (self.start, self.codes);
         if !self.overlooked(shorter) {
             return None;
         }
+        self.search_for(depths, complete, nodes, |s| self.shown(s))
+    }
+
+    /// For shorter explanations that each answer a move while its piece stood elsewhere
+    /// (see `landed_early`): the complete explanations of the fewest moves in `depths`
+    /// that are in turn, searched as `search` does.
+    pub(super) fn search_in_turn(
+        &self,
+        depths: std::ops::RangeInclusive<usize>,
+        nodes: &mut usize,
+    ) -> Option<Explanation> {
+        self.search_for(depths, true, nodes, |s| {
+            self.shown(s) && !self.landed_early(s)
+        })
+    }
+
+    /// Whether `s` answers one of its moves while the board read that move's piece
+    /// standing elsewhere: the reply's piece was read landing while the move's
+    /// destination did not read it, and another square did, one off the move's way
+    /// that the move's position leaves without such a piece. A player replies to a
+    /// finished move, so the piece was put down there, and that was the move answered
+    /// (the king read on f6 as b4 landed, then on g6: Kf6 b4 Kg6, not Kg6 b4).
+    pub(super) fn landed_early(&self, s: &Sequence) -> bool {
+        let (history, from) = (self.evidence.history, self.evidence.start);
+        let mut pos = self.start.clone();
+        let mut codes = *self.codes;
+        // The last move, by its squares, with the code it put down and the position
+        // it left.
+        let mut answered: Option<((Square, Square), u8, Codes)> = None;
+        for &mv in &s.moves {
+            move_effect(mv, pos.turn(), false).apply(&mut codes);
+            pos.play_unchecked(mv);
+            let squares = moved(mv);
+            let landed = squares.and_then(|(origin, to)| {
+                let left = history.left(origin, from)?;
+                let since = left.saturating_sub(self.evidence.scan);
+                history.filled_with(to, codes[to.to_usize()], since)
+            });
+            if let (Some((way, code, after)), Some(at)) = (answered, landed)
+                && self.stood_elsewhere(way, code, &after, at)
+            {
+                return true;
+            }
+            answered = squares.map(|way| (way, codes[way.1.to_usize()], codes));
+        }
+        false
+    }
+
+    /// Whether, at `at`, the board read the piece (`code`) a move put down on neither of
+    /// its squares (`way`) nor between them, but on a square that read it since the
+    /// evidence's start and that `after`, the position the move left, has without it.
+    fn stood_elsewhere(
+        &self,
+        (origin, to): (Square, Square),
+        code: u8,
+        after: &Codes,
+        at: Duration,
+    ) -> bool {
+        let history = self.evidence.history;
+        if history.reading_at(to, at) == Some(code) {
+            return false;
+        }
+        let on_way = attacks::between(origin, to).with(origin).with(to);
+        let read = history.codes_read(self.evidence.start);
+        Square::ALL.into_iter().any(|sq| {
+            !on_way.contains(sq)
+                && after[sq.to_usize()] != code
+                && read[sq.to_usize()] & 1u16.checked_shl(code.into()).unwrap_or(0) != 0
+                && history.reading_at(sq, at) == Some(code)
+        })
+    }
+
+    /// The complete (if `complete`) explanations of the fewest moves in `depths` that
+    /// `fits` accepts, seen whole, among moves whose piece was read on its destination
+    /// or taken there by a piece read standing (see `search`).
+    fn search_for(
+        &self,
+        depths: std::ops::RangeInclusive<usize>,
+        complete: bool,
+        nodes: &mut usize,
+        fits: impl Fn(&Sequence) -> bool,
+    ) -> Option<Explanation> {
+        let (start, codes) = (self.start, self.codes);
         let read = self.evidence.history.codes_read(self.evidence.start);
         let mut placed = read;
         // A piece read standing there may have landed by taking one never read there
@@ -145,7 +238,7 @@ impl<'a> Deeper<'a> {
                     && s.visible()
                     && s.ordered
                     && s.promotions_seen
-                    && self.shown(s)
+                    && fits(s)
             });
             if !found.is_empty() {
                 return Some(choose(found, plies));

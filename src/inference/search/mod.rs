@@ -369,6 +369,14 @@ pub(crate) fn explain(
                     return deeper;
                 }
             }
+            // So does one that answers a move while the board read its piece standing
+            // elsewhere (see `Deeper::landed_early`), for one in turn.
+            if found.iter().any(|s| whole(s) && !deeper.landed_early(s)) {
+                found.retain(|s| !whole(s) || !deeper.landed_early(s));
+            } else if let Some(in_turn) = deeper.search_in_turn((plies + 1)..=max_plies, &mut nodes)
+            {
+                return in_turn;
+            }
             // After lost updates, moves that never show a piece read standing since the
             // board was read whole where it stood, or never pass through the position
             // the fresh read is a snapshot of, are not the moves made: those are more
