@@ -1,5 +1,6 @@
 //! Searching deeper than a shorter explanation that leaves a piece the board read
-//! standing off every position it passes through.
+//! standing off every position it passes through, or that answers a move while the
+//! board read its piece standing elsewhere.
 
 use std::time::Duration;
 
@@ -138,22 +139,29 @@ impl<'a> Deeper<'a> {
     /// finished move, so the piece was put down there, and that was the move answered
     /// (the king read on f6 as b4 landed, then on g6: Kf6 b4 Kg6, not Kg6 b4).
     pub(super) fn landed_early(&self, s: &Sequence) -> bool {
-        let (history, from) = (self.evidence.history, self.evidence.start);
+        let (history, begun) = (self.evidence.history, self.evidence.start);
         let mut pos = self.start.clone();
         let mut codes = *self.codes;
         // The last move, by its squares, with the code it put down and the position
         // it left.
         let mut answered: Option<((Square, Square), u8, Codes)> = None;
+        // Only a reply read leaving and landing since updates were last lost: one read
+        // landing by the fresh read landed at some time while nothing was read, and one
+        // under way then may have landed meanwhile and been lifted again.
+        let live = |at: Duration| self.evidence.lost.is_none_or(|lost| at > lost);
         for &mv in &s.moves {
             move_effect(mv, pos.turn(), false).apply(&mut codes);
             pos.play_unchecked(mv);
             let squares = moved(mv);
-            let landed = squares.and_then(|(origin, to)| {
-                let left = history.left(origin, from)?;
+            // When the reply's piece was first read on its destination, from a scan
+            // before it was read leaving.
+            let landed = |(origin, to): (Square, Square)| {
+                let left = history.left(origin, begun).filter(|&at| live(at))?;
                 let since = left.saturating_sub(self.evidence.scan);
                 history.filled_with(to, codes[to.to_usize()], since)
-            });
-            if let (Some((way, code, after)), Some(at)) = (answered, landed)
+            };
+            if let (Some((way, code, after)), Some(reply)) = (answered, squares)
+                && let Some(at) = landed(reply).filter(|&at| live(at))
                 && self.stood_elsewhere(way, code, &after, at)
             {
                 return true;
@@ -165,7 +173,10 @@ impl<'a> Deeper<'a> {
 
     /// Whether, at `at`, the board read the piece (`code`) a move put down on neither of
     /// its squares (`way`) nor between them, but on a square that read it since the
-    /// evidence's start and that `after`, the position the move left, has without it.
+    /// evidence's start and that `after`, the position the move left, has without it;
+    /// a square that read a piece of its side already before `at` (perhaps with a wrong
+    /// code first): one filled in the same reading may be a later move's, read out of
+    /// order within a scan, and a wrong code read there for a scan another piece's.
     fn stood_elsewhere(
         &self,
         (origin, to): (Square, Square),
@@ -179,11 +190,16 @@ impl<'a> Deeper<'a> {
         }
         let on_way = attacks::between(origin, to).with(origin).with(to);
         let read = history.codes_read(self.evidence.start);
+        let color = |code: u8| code_piece(code).map(|p| p.color);
+        let before = at.saturating_sub(Duration::from_nanos(1));
         Square::ALL.into_iter().any(|sq| {
             !on_way.contains(sq)
                 && after[sq.to_usize()] != code
                 && read[sq.to_usize()] & 1u16.checked_shl(code.into()).unwrap_or(0) != 0
                 && history.reading_at(sq, at) == Some(code)
+                && history
+                    .reading_at(sq, before)
+                    .is_some_and(|was| color(was).is_some() && color(was) == color(code))
         })
     }
 

@@ -10,6 +10,8 @@
 mod bounds;
 mod choice;
 mod deeper;
+#[cfg(test)]
+mod deeper_tests;
 mod dfs;
 mod evidence;
 mod fresh;
@@ -371,8 +373,17 @@ pub(crate) fn explain(
             }
             // So does one that answers a move while the board read its piece standing
             // elsewhere (see `Deeper::landed_early`), for one in turn.
-            if found.iter().any(|s| whole(s) && !deeper.landed_early(s)) {
-                found.retain(|s| !whole(s) || !deeper.landed_early(s));
+            let early: Vec<bool> = found
+                .iter()
+                .map(|s| whole(s) && deeper.landed_early(s))
+                .collect();
+            if found
+                .iter()
+                .zip(&early)
+                .any(|(s, &early)| whole(s) && !early)
+            {
+                let mut early = early.into_iter();
+                found.retain(|_| !early.next().unwrap_or(false));
             } else if let Some(in_turn) = deeper.search_in_turn((plies + 1)..=max_plies, &mut nodes)
             {
                 return in_turn;
