@@ -173,9 +173,12 @@ impl Previous {
 fn slots(list: &mut Vec<Slot>, (pos, moves): (&Chess, &[Move]), origin: Origin) -> Bitboard {
     let mover = pos.turn();
     let mut reach = Bitboard::EMPTY;
-    list.extend(moves.iter().map(|&mv| {
+    let all = &mut reach;
+    // The closure owns its copies of `origin` and `mover`: read through references, they
+    // were loaded again for every move (the list's writes might change them).
+    list.extend(moves.iter().map(move |&mv| {
         let squares = move_squares(mv, mover);
-        reach |= squares;
+        *all |= squares;
         Slot {
             origin,
             mv,
