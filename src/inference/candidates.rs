@@ -266,7 +266,7 @@ impl Candidates {
         current: (&Chess, &[Move]),
         frozen: bool,
         other_turn: Option<Chess>,
-        previous: Option<(Chess, Move, &[Move])>,
+        previous: Option<(&Chess, Move, &[Move])>,
         occupancy_only: bool,
     ) {
         let (mut kept_moves, mut squares) = self
@@ -281,7 +281,7 @@ impl Candidates {
             .take()
             .filter(|_| self.occupancy_only == occupancy_only);
         self.previous = previous.map(|(pos, last, moves)| {
-            let known = listed.as_ref() == Some(&pos) && self.list.len() == moves.len();
+            let known = listed.as_ref() == Some(pos) && self.list.len() == moves.len();
             squares.clear();
             // Every move's squares in one pass, then the last move's taken out (their
             // order does not matter): cheaper than filtering while collecting.
@@ -307,7 +307,7 @@ impl Candidates {
             Previous {
                 reach: squares.iter().fold(Bitboard::EMPTY, |all, &s| all | s),
                 base_diff: diff(&base, expected),
-                pos,
+                pos: pos.clone(),
                 last,
                 moves: kept_moves,
                 base,
@@ -626,7 +626,7 @@ mod tests {
             (pos, &pos.legal_moves()),
             false,
             None,
-            Some((before.clone(), mv, &previous)),
+            Some((before, mv, &previous)),
             occupancy,
         );
         expected

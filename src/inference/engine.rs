@@ -833,8 +833,10 @@ impl Engine {
             .flatten();
         let before = self.record.ply_count().checked_sub(1);
         let before_moves = before.and_then(|i| self.record.legal_moves_at(i));
+        // The position before the last move is borrowed: the list clones it once, where
+        // it keeps it.
         let previous = before.zip(before_moves.as_deref()).and_then(|(i, moves)| {
-            let prev = self.record.position_at(i)?.clone();
+            let prev = self.record.position_at(i)?;
             Some((prev, self.record.moves()[i].mv, moves))
         });
         self.candidates.rebuild(
