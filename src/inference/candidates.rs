@@ -420,18 +420,6 @@ impl Candidates {
         (first..).zip(corrections.into_iter().flatten())
     }
 
-    /// The candidates a board differing from the expected one on `changed` can show
-    /// (`whole`) or be part-way to, numbered (the corrections are built for the first
-    /// such board).
-    fn relevant(
-        &self,
-        changed: Bitboard,
-        whole: bool,
-    ) -> impl Iterator<Item = (usize, &Candidate)> {
-        self.current(changed, whole)
-            .chain(self.corrections(changed, whole))
-    }
-
     /// Candidate `index`, as numbered by `find` and `partial`.
     pub fn get(&self, index: usize) -> Option<&Candidate> {
         match index.checked_sub(self.list.len()) {
@@ -452,8 +440,8 @@ impl Candidates {
     /// The candidate whose board is exactly `observed` (`changed` = its diff with the
     /// expected board) and that `evidence` accepts. Promotions that only differ in the
     /// piece (indistinguishable on occupancy boards) resolve to the queen.
-    pub fn find(
-        &self,
+    pub fn find<'a>(
+        &'a self,
         observed: &Codes,
         changed: Bitboard,
         evidence: impl Fn(&Candidate) -> bool,
@@ -461,9 +449,11 @@ impl Candidates {
         let mut found: Option<usize> = None;
         let mut several = false;
         let mut chosen: Option<&Candidate> = None;
-        for (i, c) in self.relevant(changed, true) {
+        // The list's moves, then the corrections: two loops, not one over the two chained,
+        // whose every step asked which half it was in.
+        let mut consider = |i: usize, c: &'a Candidate| {
             if c.changed != changed || !c.shown_on(observed, changed) || !evidence(c) {
-                continue;
+                return;
             }
             match chosen {
                 None => (found, chosen) = (Some(i), Some(c)),
@@ -474,6 +464,12 @@ impl Candidates {
                 }
                 Some(_) => several = true,
             }
+        };
+        for (i, c) in self.current(changed, true) {
+            consider(i, c);
+        }
+        for (i, c) in self.corrections(changed, true) {
+            consider(i, c);
         }
         match (found, several) {
             (Some(_), true) => Match::Several,
