@@ -389,18 +389,24 @@ impl Candidates {
         else {
             return true;
         };
+        // The cheap tests first: a square outside the move's, then the from square
+        // (a piece in the hand changes it alone), then a to square reading empty, which
+        // differs from any piece landing; only then the code of the piece landing.
+        let on_from = changed.contains(from);
+        if (changed & !(Bitboard::from(from) | to)).any()
+            || on_from != (self.expected[from.to_usize()] != EMPTY)
+        {
+            return false;
+        }
+        let expected_on_to = self.expected[to.to_usize()];
+        if expected_on_to == EMPTY {
+            return changed.contains(to);
+        }
         let landed = normalize(
             piece_code(promotion.unwrap_or(role).of(slot.mover)),
             self.occupancy_only,
         );
-        let mut differs = Bitboard::EMPTY;
-        if self.expected[from.to_usize()] != EMPTY {
-            differs.add(from);
-        }
-        if self.expected[to.to_usize()] != landed {
-            differs.add(to);
-        }
-        differs == changed
+        changed.contains(to) == (expected_on_to != landed)
     }
 
     /// The corrections a board differing from the expected one on `changed` can show
