@@ -376,19 +376,14 @@ impl History {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
-    /// The changes (milliseconds, square, code read, code before), oldest first.
-    fn readings(changes: &[(u64, Square, u8, u8)]) -> History {
+impl History {
+    /// A history of `changes` read in this order: (milliseconds, square, code read, code
+    /// before).
+    pub(crate) fn from_readings(changes: &[(u64, Square, u8, u8)]) -> History {
         let mut h = History::default();
         for &(t, square, code, was) in changes {
             h.push(Change {
-                at: ms(t),
+                at: Duration::from_millis(t),
                 square,
                 occupied: code != EMPTY,
                 code,
@@ -397,7 +392,17 @@ mod tests {
         }
         h
     }
+}
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// The changes (milliseconds, square, code read, code before), oldest first.
     #[test]
     fn finds_the_first_lift_after_a_time() {
         let mut h = History::default();
@@ -467,7 +472,7 @@ mod tests {
         // (1) leaves d4 and e5 is read empty (the white pawn placed and taken within a
         // scan); the black knight (9) leaves c6, is read once as a pawn (7), then as
         // itself, then the white rook (2) from e1 replaces it.
-        let h = readings(&[
+        let h = History::from_readings(&[
             (0, Square::F6, 0, 7),
             (200, Square::E5, 0, 1),
             (400, Square::E5, 7, 0),
@@ -492,7 +497,7 @@ mod tests {
         // the rook is read there once as a pawn (7), then as itself; the white queen (6)
         // is read on c5 for one scan on its way from b6, then replaces the rook on f2;
         // the black queen (12) is lifted from f3 for the next move.
-        let h = readings(&[
+        let h = History::from_readings(&[
             (0, Square::C2, 0, 8),
             (220, Square::F2, 0, 1),
             (440, Square::F2, 7, 0),
@@ -516,7 +521,7 @@ mod tests {
     fn reads_a_square_as_it_was_at_a_time() {
         // f6: a black king (11) read as a queen (12) for a scan, then as itself, then
         // lifted; g6 never changed.
-        let h = readings(&[
+        let h = History::from_readings(&[
             (1_000, Square::F6, 12, 0),
             (1_220, Square::F6, 11, 12),
             (1_440, Square::F6, 0, 11),

@@ -3,14 +3,13 @@
 use std::time::Duration;
 
 use shakmaty::fen::Fen;
-use shakmaty::san::San;
-use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Square};
+use shakmaty::{Bitboard, CastlingMode, Chess, Position, Square};
 
 use super::deeper::Deeper;
-use super::tests::{NO_ORDER, evidence};
+use super::tests::{NO_ORDER, after, after_moves, evidence};
 use super::{Evidence, Sequence, from_board};
 use crate::inference::codes::EMPTY;
-use crate::inference::history::{Change, History};
+use crate::inference::history::History;
 
 /// 52... Kf6 53. b4 Kg6 at 220 ms scans: the king lifted, put down on f6 (read once as
 /// a queen), b4 landing as it stands there, then the king lifted again and put on g6;
@@ -31,33 +30,11 @@ fn readings(via_f6: bool) -> History {
         ]);
     }
     changes.sort_by_key(|c| c.0);
-    let mut history = History::default();
-    for (ms, square, code, was) in changes {
-        history.push(Change {
-            at: Duration::from_millis(ms),
-            square,
-            occupied: code != EMPTY,
-            code,
-            was,
-        });
-    }
-    history
+    History::from_readings(&changes)
 }
 
 fn sequence(start: &Chess, sans: &[&str]) -> Sequence {
-    let mut pos = start.clone();
-    let moves: Vec<Move> = sans
-        .iter()
-        .map(|san| {
-            let mv = san
-                .parse::<San>()
-                .expect("san")
-                .to_move(&pos)
-                .expect("legal");
-            pos.play_unchecked(mv);
-            mv
-        })
-        .collect();
+    let moves = after_moves(start, sans);
     Sequence {
         moves,
         complete: true,
@@ -78,11 +55,7 @@ fn a_reply_landing_while_the_piece_stood_elsewhere_answers_the_move_there() {
         .expect("fen");
     let start: Chess = fen.into_position(CastlingMode::Standard).expect("position");
     let codes = from_board(start.board(), false);
-    let mut end = start.clone();
-    for &mv in &sequence(&start, &["Kg6", "b4"]).moves {
-        end.play_unchecked(mv);
-    }
-    let target = from_board(end.board(), false);
+    let target = from_board(after(&start, &["Kg6", "b4"]).board(), false);
     for via_f6 in [true, false] {
         let history = readings(via_f6);
         let evidence = evidence(&NO_ORDER, Bitboard::FULL, &history);

@@ -4,7 +4,7 @@ use super::bounds::{board_counts, counts_after, piece_counts};
 use super::*;
 use shakmaty::{Square, san::San, uci::UciMove};
 
-fn after(pos: &Chess, sans: &[&str]) -> Chess {
+pub(super) fn after(pos: &Chess, sans: &[&str]) -> Chess {
     let mut p = pos.clone();
     for mv in after_moves(pos, sans) {
         p.play_unchecked(mv);
@@ -363,7 +363,7 @@ fn a_one_step_taken_at_once_is_told_from_en_passant_by_the_pawn_read_standing() 
     }
 }
 
-fn after_moves(pos: &Chess, sans: &[&str]) -> Vec<Move> {
+pub(super) fn after_moves(pos: &Chess, sans: &[&str]) -> Vec<Move> {
     let mut p = pos.clone();
     sans.iter()
         .map(|san| {
