@@ -10,4 +10,4 @@ mod record;
 
 pub use outcome::{DrawClaims, Status, Termination};
 pub use pgn::{movetext, write_pgn};
-pub use record::{GameRecord, RecordError, RecordedMove, san_plus};
+pub use record::{GameRecord, RecordError, RecordedMove, san_plus, san_plus_and_play};

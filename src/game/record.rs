@@ -438,6 +438,17 @@ pub fn san_plus(pos: &Chess, mv: Move, legal: &[Move]) -> SanPlus {
     SanPlus { san, suffix }
 }
 
+/// The SAN of `mv`, legal in `pos`, with its check or mate sign, and `mv` played: the
+/// same as shakmaty's `SanPlus::from_move_and_play_unchecked`, but the moves after it
+/// are generated only when it gives check (a long line's SAN, e.g. an ambiguity's
+/// sequences, costs no move list per move).
+pub fn san_plus_and_play(pos: &mut Chess, mv: Move) -> SanPlus {
+    let san = San::from_move(pos, mv);
+    pos.play_unchecked(mv);
+    let suffix = suffix(pos, || pos.legal_moves().is_empty());
+    SanPlus { san, suffix }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,6 +481,12 @@ mod tests {
                         san_plus(pos, mv, &moves),
                         SanPlus::from_move(pos.clone(), mv)
                     );
+                    let (mut ours, mut theirs) = (pos.clone(), pos.clone());
+                    assert_eq!(
+                        san_plus_and_play(&mut ours, mv),
+                        SanPlus::from_move_and_play_unchecked(&mut theirs, mv)
+                    );
+                    assert_eq!(ours, theirs);
                 }
             }
             assert_eq!(g.legal_moves(), g.position().legal_moves().as_slice());

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Chess, Move, Position, Role, san::SanPlus};
+use shakmaty::{Chess, Move, Position, Role};
 
 use super::candidates::{Candidate, Candidates, Match, Origin};
 use super::codes::{Codes, EMPTY, diff, from_board, occupied, shows};
@@ -18,6 +18,7 @@ use super::search::{
     Evidence, Explanation, MAX_COUNTED, capture_square, explain, extend, fresh_read_passed,
     landing, moved_elsewhere, slides_past,
 };
+use crate::game::san_plus_and_play;
 
 /// How many times one stable board may be explained further after moves were recorded
 /// from it (each round records at least one move).
@@ -28,7 +29,7 @@ fn sans(pos: &Chess, moves: &[Move]) -> String {
     let mut pos = pos.clone();
     moves
         .iter()
-        .map(|&mv| SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string())
+        .map(|&mv| san_plus_and_play(&mut pos, mv).to_string())
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -151,9 +151,17 @@ impl Search<'_> {
             && self.hypothesis.len() <= path.len())
         .then(|| (stray.single_square(), *self.nodes));
         let generated;
-        let moves = match self.root_moves.filter(|_| path.is_empty()) {
-            Some(moves) => moves,
-            None => {
+        let forced;
+        let root = self.root_moves.filter(|_| path.is_empty());
+        let moves = match (root, self.hypothesis.get(path.len())) {
+            (Some(moves), _) => moves,
+            // Within the hypothesis only its move is tried (the others are skipped below
+            // uncounted): a carried ambiguity's long sequences generate no move lists.
+            (None, Some(&h)) => {
+                forced = [h];
+                if pos.is_legal(h) { &forced[..] } else { &[] }
+            }
+            (None, None) => {
                 generated = pos.legal_moves();
                 &generated[..]
             }
