@@ -594,10 +594,18 @@ impl Search<'_> {
                 return true;
             };
             // When the capture landed: its destination is beside the captured piece's
-            // square en passant.
+            // square en passant. On the captured piece's own square, after that piece
+            // was first read there, if the capturing piece's code was read there since:
+            // read there before, it is no landing of a piece that takes one placed
+            // later (a queen read as the knight that later took on d4: Qxd4 Qxd4 Nxd4).
             let captured = || {
-                history
-                    .filled_with(later.mv.to(), later.code, start)
+                let to = later.mv.to();
+                let placed = (to == square)
+                    .then(|| history.filled_with(square, step.code, start))
+                    .flatten();
+                placed
+                    .and_then(|t| history.filled_with(to, later.code, t))
+                    .or_else(|| history.filled_with(to, later.code, start))
                     .unwrap_or(Duration::MAX)
             };
             // The pawn's two steps taken en passant end alike and slide across this

@@ -318,6 +318,17 @@ pub(crate) fn explain(
                     Some(seen) => (found, cut) = (seen, false),
                     None => prefer(&mut found),
                 }
+            } else if let Some(seen) = weak
+                .as_ref()
+                .and_then(|_| seen_whole(start, &codes, target, evidence, skip_first, plies))
+                .filter(|seen| seen.iter().any(whole))
+            {
+                // Nor is a weak explanation kept when the cut search found no whole one
+                // but the moves on squares seen to change explain the board whole: many
+                // weak ones (pieces in the hand fit in many ways) spent the budget
+                // before the search reached it (Qxd4 Qxd4 Nxd4, not Nxd4 Qb3 with Qxb3
+                // under way, both queens in the hand).
+                (found, cut) = (seen, false);
             } else {
                 break;
             }

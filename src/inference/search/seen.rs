@@ -10,15 +10,14 @@ use super::dfs::Search;
 use super::{Evidence, MAX_COUNTED, MAX_NODES, Sequence};
 use crate::inference::codes::{Codes, from_board};
 
-/// The explanations of `plies` moves (none shorter exists) among moves whose squares
-/// were all seen to change (but where a pawn taken within a scan may have stood, see
-/// `Search::within`), when that search ends before its budget and the
-/// one it prefers is complete, seen whole and shows each piece it moves and captures
-/// where it was captured, and one of them shows each piece the board read standing
-/// (see `Deeper::shown`). Every explanation the full search could add changes a square
-/// never seen to change, and `prefer` ranks each such one below these; so they are what
-/// the full search would have kept. `None` otherwise: the cut search's explanations
-/// stay reported.
+/// The explanations of `plies` moves (none shorter exists but a weak one, see `explain`)
+/// among moves whose squares were all seen to change (but where a pawn taken within a scan
+/// may have stood, see `Search::within`), when that search ends before its budget and the
+/// one it prefers is complete, seen whole and shows each piece it moves and captures where
+/// it was captured, and one of them shows each piece the board read standing (see
+/// `Deeper::shown`). Every explanation the full search could add changes a square never
+/// seen to change, and `prefer` ranks each such one below these; so they are what the full
+/// search would have kept. `None` otherwise: the cut search's explanations stay reported.
 pub(super) fn seen_whole(
     start: &Chess,
     codes: &Codes,
