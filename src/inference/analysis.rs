@@ -10,7 +10,7 @@ use shakmaty::{Chess, Move, Position, Role};
 
 use super::candidates::{Candidate, Candidates, Match, Origin};
 use super::codes::{Codes, EMPTY, diff, from_board, occupied, shows};
-use super::engine::{Ambiguity, Engine, FirstLift, closed};
+use super::engine::{Ambiguity, Engine, FirstLift, WrittenLine, closed};
 use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::pending::PendingMoves;
@@ -24,14 +24,32 @@ use crate::game::san_plus_and_play;
 /// from it (each round records at least one move).
 pub(super) const MAX_RECORDED_ROUNDS: usize = 8;
 
-/// `moves`, legal one after the other from `pos`, in SAN separated by spaces.
-fn sans(pos: &Chess, moves: &[Move]) -> String {
-    let mut pos = pos.clone();
-    moves
+/// `moves`, legal one after the other from `start`, in SAN separated by spaces: the
+/// longest of `written` from the same start that they begin with is taken as it was
+/// written, and only the moves after it are written.
+fn write_line(written: &[WrittenLine], start: &Chess, moves: &[Move]) -> WrittenLine {
+    let prior = written
         .iter()
-        .map(|&mv| san_plus_and_play(&mut pos, mv).to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
+        .filter(|w| {
+            w.moves.len() <= moves.len() && moves.starts_with(&w.moves) && w.start == *start
+        })
+        .max_by_key(|w| w.moves.len());
+    let (mut san, mut end, done) = match prior {
+        Some(w) => (w.san.clone(), w.end.clone(), w.moves.len()),
+        None => (String::new(), start.clone(), 0),
+    };
+    for &mv in &moves[done..] {
+        if !san.is_empty() {
+            san.push(' ');
+        }
+        san.push_str(&san_plus_and_play(&mut end, mv).to_string());
+    }
+    WrittenLine {
+        start: start.clone(),
+        moves: moves.to_vec(),
+        san,
+        end,
+    }
 }
 
 /// Whether `other` is a capture by the piece that made capture `mv`, from the same
@@ -931,7 +949,7 @@ impl Engine {
                 .and_then(|a| a.sequences.first())
                 .map_or(0, Vec::len),
         };
-        let candidates = self.open_ambiguity();
+        let candidates = self.written_ambiguity();
         if candidates.is_empty() && self.ambiguity.as_ref().is_some_and(|a| a.hold) {
             // Withdrawn moves no sequence within the search explains: still irregular.
             self.irregular(IrregularKind::NoLegalContinuation);
@@ -952,22 +970,40 @@ impl Engine {
     /// The candidate sequences (SAN) of the ambiguity still open, as last reported:
     /// what `resolve` picks from. Empty when none is open.
     pub fn open_ambiguity(&self) -> Vec<String> {
+        self.ambiguity_lines(&[]).0
+    }
+
+    /// `open_ambiguity` for a report, the SAN written last time kept for the moves the
+    /// sequences then had: a carried ambiguity grows a move at a time, and writing a
+    /// hundred plies again at every board read was most of such a game's time.
+    fn written_ambiguity(&mut self) -> Vec<String> {
+        let (reported, lines) = self.ambiguity_lines(&self.written);
+        self.written = lines;
+        reported
+    }
+
+    /// The candidates of the ambiguity still open (see `open_ambiguity`), and its
+    /// sequences as written (see `write_line`).
+    fn ambiguity_lines(&self, written: &[WrittenLine]) -> (Vec<String>, Vec<WrittenLine>) {
         let Some(ambiguity) = &self.ambiguity else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
-        let mut reported: Vec<String> = self
+        let lines: Vec<WrittenLine> = self
             .sequences_start(ambiguity.correction)
-            .map(|pos| {
+            .map(|start| {
                 let sequences = ambiguity.sequences.iter();
-                sequences.map(|moves| sans(pos, moves)).collect()
+                sequences
+                    .map(|moves| write_line(written, start, moves))
+                    .collect()
             })
             .unwrap_or_default();
+        let mut reported: Vec<String> = lines.iter().map(|l| l.san.clone()).collect();
         if let Some(ply) = ambiguity.takeback {
             let retracted = self.record.moves()[ply..].iter();
             let retracted: Vec<String> = retracted.map(|m| m.san.to_string()).collect();
             reported.push(format!("takeback of {}", retracted.join(" ")));
         }
-        reported
+        (reported, lines)
     }
 
     /// Whether the sequences of the ambiguity still open replace the last recorded move
@@ -1063,5 +1099,47 @@ impl Engine {
             self.events.push_back(Event::IllegalPosition { problems });
         }
         self.irregular_since = Some(self.last_change);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::san::San;
+
+    use super::*;
+
+    /// Moves from `start` given in SAN.
+    fn line(start: &Chess, sans: &str) -> Vec<Move> {
+        let mut pos = start.clone();
+        sans.split(' ')
+            .map(|san| {
+                let mv = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(mv);
+                mv
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_line_written_on_from_an_earlier_one_reads_as_written_whole() {
+        let start = Chess::default();
+        let played = "e4 e5 Nf3 Nc6 Bb5 a6 Bxc6 dxc6 O-O f6 d4 Bg4 dxe5 Qxd1 Rxd1";
+        let whole = line(&start, played);
+        let fresh = write_line(&[], &start, &whole);
+        assert_eq!(fresh.san, played);
+        // Written on from its first 9 moves, and from another start (not taken).
+        let earlier = write_line(&[], &start, &whole[..9]);
+        let elsewhere = WrittenLine {
+            start: Chess::default().swap_turn().unwrap_or_default(),
+            san: "not these moves".to_string(),
+            ..earlier.clone()
+        };
+        let on = write_line(&[earlier, elsewhere], &start, &whole);
+        assert_eq!(on.san, played);
+        assert_eq!(on.end, fresh.end);
+        // A line that turns off an earlier one is written whole.
+        let other = line(&start, "e4 e5 Nf3 Nf6");
+        let turned = write_line(std::slice::from_ref(&fresh), &start, &other);
+        assert_eq!(turned.san, "e4 e5 Nf3 Nf6");
     }
 }

@@ -78,6 +78,16 @@ pub(super) struct Ambiguity {
     pub unread_tail: bool,
 }
 
+/// A sequence of an ambiguity as reported in SAN, with the positions it starts from and
+/// leads to.
+#[derive(Clone, Debug)]
+pub(super) struct WrittenLine {
+    pub start: Chess,
+    pub moves: Vec<Move>,
+    pub san: String,
+    pub end: Chess,
+}
+
 impl Ambiguity {
     /// Whether recording `moves`, the start of an explanation of `plies` moves (the first
     /// replacing the last move when `correction`), would contradict the ambiguity: the
@@ -135,6 +145,8 @@ pub struct Engine {
     /// The last ambiguity reported, while the record is unchanged, for the arbiter to
     /// pick from (`resolve`).
     pub(super) ambiguity: Option<Ambiguity>,
+    /// The open ambiguity's sequences as last reported in SAN (see `write_line`).
+    pub(super) written: Vec<WrittenLine>,
     /// Updates were lost since the record last changed (see `updates_lost`).
     pub(super) lost_updates: bool,
     /// When updates were last lost: the readings before it are not all known.
@@ -202,6 +214,7 @@ impl Engine {
             irregular_since: None,
             unexplained: None,
             ambiguity: None,
+            written: Vec::new(),
             lost_updates: false,
             lost_at: None,
             lost_moves: Vec::new(),
@@ -870,6 +883,7 @@ impl Engine {
         self.irregular_since = None;
         // An ambiguity is about the position it was reported from.
         self.ambiguity = None;
+        self.written.clear();
         self.lost_updates = false;
         self.rest_unread = false;
         self.in_stride = false;
