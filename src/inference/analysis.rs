@@ -975,7 +975,8 @@ impl Engine {
 
     /// `open_ambiguity` for a report, the SAN written last time kept for the moves the
     /// sequences then had: a carried ambiguity grows a move at a time, and writing a
-    /// hundred plies again at every board read was most of such a game's time.
+    /// hundred plies again at every board read was a visible share of such a game's
+    /// time.
     fn written_ambiguity(&mut self) -> Vec<String> {
         let (reported, lines) = self.ambiguity_lines(&self.written);
         self.written = lines;

@@ -318,10 +318,9 @@ pub(crate) fn explain(
                     Some(seen) => (found, cut) = (seen, false),
                     None => prefer(&mut found),
                 }
-            } else if let Some(seen) = weak
-                .as_ref()
-                .and_then(|_| seen_whole(start, &codes, target, evidence, skip_first, plies))
-                .filter(|seen| seen.iter().any(whole))
+            } else if weak.is_some()
+                && let Some(seen) = seen_whole(start, &codes, target, evidence, skip_first, plies)
+                && seen.iter().any(whole)
             {
                 // Nor is a weak explanation kept when the cut search found no whole one
                 // but the moves on squares seen to change explain the board whole: many
