@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Chess, Move, Position, Role};
 
 use super::bounds::{Counts, board_counts, counts_after, piece_counts};
 use super::evidence::sliders_across;
@@ -422,30 +422,6 @@ impl Search<'_> {
             unseen_capture: self.occupancy_only && !visible,
             tail_read,
         });
-    }
-
-    /// The destination of `mv`, a move to an empty square, when it was last read changing
-    /// more than a scan before its piece was first read leaving its square: that change
-    /// was another move's (a pawn leaving e5 before Nf3-e5), no sign of this one landing.
-    /// Only on readings without a gap since the evidence's start: what a fresh read
-    /// shows changed while nothing was read, in any order.
-    fn changed_only_before_leaving(&self, mv: Move) -> Option<Square> {
-        if !self.evidence.continuous() {
-            return None;
-        }
-        let Move::Normal {
-            from,
-            to,
-            capture: None,
-            ..
-        } = mv
-        else {
-            return None;
-        };
-        let history = self.evidence.history;
-        let left = history.left(from, self.evidence.start)?;
-        let changed = history.last_change(to, Duration::MAX)?;
-        (changed + self.evidence.scan < left).then_some(to)
     }
 }
 

@@ -46,6 +46,30 @@ pub(super) fn sliders_across(pos: &Chess, mv: Move, square: Square) -> Bitboard 
 }
 
 impl Search<'_> {
+    /// The destination of `mv`, a move to an empty square, when it was last read changing
+    /// more than a scan before its piece was first read leaving its square: that change
+    /// was another move's (a pawn leaving e5 before Nf3-e5), no sign of this one landing.
+    /// Only on readings without a gap since the evidence's start: what a fresh read
+    /// shows changed while nothing was read, in any order.
+    pub(super) fn changed_only_before_leaving(&self, mv: Move) -> Option<Square> {
+        if !self.evidence.continuous() {
+            return None;
+        }
+        let Move::Normal {
+            from,
+            to,
+            capture: None,
+            ..
+        } = mv
+        else {
+            return None;
+        };
+        let history = self.evidence.history;
+        let left = history.left(from, self.evidence.start)?;
+        let changed = history.last_change(to, Duration::MAX)?;
+        (changed + self.evidence.scan < left).then_some(to)
+    }
+
     /// On an occupancy-only board, whether `step`'s landing was read as a piece of the
     /// side to reply sliding across its square shows it: filled for one scan only, no
     /// earlier than such a piece (see `sliders_across`) was read leaving its square, and
