@@ -30,9 +30,7 @@ pub(super) const MAX_RECORDED_ROUNDS: usize = 8;
 fn write_line(written: &[WrittenLine], start: &Chess, moves: &[Move]) -> WrittenLine {
     let prior = written
         .iter()
-        .filter(|w| {
-            w.moves.len() <= moves.len() && moves.starts_with(&w.moves) && w.start == *start
-        })
+        .filter(|w| moves.starts_with(&w.moves) && w.start == *start)
         .max_by_key(|w| w.moves.len());
     let (mut san, mut end, done) = match prior {
         Some(w) => (w.san.clone(), w.end.clone(), w.moves.len()),
