@@ -527,16 +527,7 @@ impl Engine {
             // On a board that reads pieces, the moves made since a binding ambiguity whose
             // sequences end alike (no later board tells them apart) grow past the search
             // when the players go on before the arbiter comes: its sequences are carried.
-            Explanation::Nothing
-                if !occupancy
-                    && self
-                        .ambiguity
-                        .as_ref()
-                        .is_some_and(|a| a.unread_tail || self.end_alike(a))
-                    && self.carried(rounds, false) =>
-            {
-                true
-            }
+            Explanation::Nothing if self.carried_past_search(rounds, false) => true,
             // The one explanation, a move in progress after moves begun out of the order
             // their pieces were lifted, beside an open ambiguity (its search cut at the
             // budget, so binding nothing) whose sequences the moves read since carry on to
@@ -575,8 +566,12 @@ impl Engine {
             {
                 // The moves made start with one of the sequences reported: a shorter
                 // explanation that agrees with none of them is wrong (more moves were
-                // made than it counts). Still ambiguous.
-                self.report_ambiguity(None);
+                // made than it counts). Still ambiguous, unless the sequences carried
+                // on explain the board (h8=Q+ Bxh8 or h8=N Bxh8, then Rxh8+ Kg7: not
+                // Rxg7 Kxg7 h8=R from the record).
+                if !self.carried_past_search(rounds, true) {
+                    self.report_ambiguity(None);
+                }
                 true
             }
             // The one explanation, a move in progress after its moves, one of whose moves
@@ -660,6 +655,11 @@ impl Engine {
                 if kept && occupancy && correction && self.unconfirmed.is_none() {
                     self.withdraw_last();
                     new.correction = false;
+                }
+                // Sequences the open ambiguity rules out leave it open, carried on when
+                // its own sequences explain the board.
+                if !kept && self.carried_past_search(rounds, true) {
+                    return true;
                 }
                 self.report_ambiguity(Some((plies, new)).filter(|_| kept));
                 self.drop_contradicted_tentative();
@@ -905,6 +905,28 @@ impl Engine {
         self.report_ambiguity(Some((plies, ambiguity)));
         self.drop_contradicted_tentative();
         true
+    }
+
+    /// On a board that reads pieces, whether the open ambiguity's sequences, ending
+    /// alike or with moves in progress never read under way, were carried on to explain
+    /// the board where the search from the recorded position explained it not at all,
+    /// or only by lines they rule out (`ruled_out`): those moves grow past the search's
+    /// depth. The latter only on readings without a gap since the sequences' start:
+    /// every move added was then read, in turn, where after lost updates the fewest
+    /// moves added may be a round trip nothing read (a knight read going back, after a
+    /// dump, is not the other side's knight away and back unseen).
+    fn carried_past_search(&mut self, rounds: usize, ruled_out: bool) -> bool {
+        let Some(open) = self.ambiguity.as_ref() else {
+            return false;
+        };
+        let shown = self.sequences_shown(open.correction);
+        !self.config.occupancy_only
+            && (open.unread_tail || self.end_alike(open))
+            && (!ruled_out
+                || self
+                    .evidence_from(shown.saturating_sub(self.config.settle))
+                    .continuous())
+            && self.carried(rounds, false)
     }
 
     /// Whether `moves`, legal one after the other from `from`, end on the observed board
