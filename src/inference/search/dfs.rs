@@ -21,14 +21,11 @@ pub(super) struct Search<'a> {
     /// The moves every sequence starts with.
     pub(super) hypothesis: &'a [Move],
     pub(super) found: &'a mut Vec<Sequence>,
-    /// Past `MAX_COUNTED` explanations, go on for one that explains the board whole
-    /// (complete, seen, in the order of the lifts), then stop: a shorter explanation
-    /// is weak, and the many a piece in the hand fits must not hide the one that is not.
-    pub(super) seek_whole: bool,
     /// Past `MAX_COUNTED` explanations, go on for every one that explains the board
-    /// whole (complete, seen, in the order of the lifts): at the first depth that has
-    /// any, sequences a piece in the hand fits (every square it can go to) fill the
-    /// quota in move order, and the one that is not must not be left out for them.
+    /// whole (complete, seen, in the order of the lifts): sequences a piece in the hand
+    /// fits (every square it can go to) fill the quota in move order, and the whole ones
+    /// must not be left out for them, nor any of them for the first (a rook away and back
+    /// while nothing was read, to any of six squares: not the first square recorded).
     pub(super) collect_whole: bool,
     /// When set, the codes read on each square (a bit per code): only moves whose piece
     /// was read on its destination are tried (castling aside).
@@ -65,7 +62,6 @@ impl<'a> Search<'a> {
             skip_first: None,
             hypothesis: &[],
             found,
-            seek_whole: false,
             collect_whole: false,
             placed: None,
             within: None,
@@ -81,8 +77,7 @@ impl Search<'_> {
     /// collected, or the node budget spent).
     fn visit(&mut self) -> bool {
         *self.nodes += 1;
-        (self.found.len() < MAX_COUNTED || self.seek_whole || self.collect_whole)
-            && *self.nodes < MAX_NODES
+        (self.found.len() < MAX_COUNTED || self.collect_whole) && *self.nodes < MAX_NODES
     }
 
     /// `remaining` is at least 1: the last move's positions are visited by `leaf`.
@@ -402,14 +397,8 @@ impl Search<'_> {
         let visible = unseen == 0;
         let ordered = self.ordered(path);
         let promotions_seen = self.promotions_seen(path);
-        if self.found.len() >= MAX_COUNTED {
-            if !(visible && ordered) {
-                return;
-            }
-            // A pawn promoting to a piece the board never read shows as well as one
-            // promoting to another: the search goes on for those too, so that the piece
-            // first in move order is not recorded as the one explanation.
-            self.seek_whole = !promotions_seen;
+        if self.found.len() >= MAX_COUNTED && !(visible && ordered) {
+            return;
         }
         self.found.push(Sequence {
             moves: path.iter().map(|s| s.mv).collect(),

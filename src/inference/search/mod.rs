@@ -41,8 +41,8 @@ pub(crate) use self::fresh::fresh_read_passed;
 pub(crate) use self::moves::{capture_square, landing, moved_elsewhere, slides_past};
 pub(crate) use self::seen::round_trip;
 
-/// Most explanations collected per depth. (A search one move deeper than a weak
-/// explanation goes on after that for one that explains the board whole.)
+/// Most explanations collected per depth. (A search on a board that reads pieces goes on
+/// after that for every one that explains the board whole.)
 pub(crate) const MAX_COUNTED: usize = 16;
 /// Positions visited before the search gives up, bounding the worst case (a board no
 /// sequence explains, searched to the full depth) to a few milliseconds.
@@ -273,8 +273,7 @@ pub(crate) fn explain(
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
             skip_first,
-            seek_whole: weak.is_some(),
-            collect_whole: weak.is_none() && !occupancy_only,
+            collect_whole: !occupancy_only,
             placed: placed.as_ref(),
             root_moves: Some(&root_moves),
             ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
