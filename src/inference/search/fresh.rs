@@ -215,22 +215,24 @@ impl FreshRead {
     /// the hand. Two in the hand are one move's, and the side to move's: once a move is
     /// made its player does not lift two of his pieces again (a castling read half done
     /// before the opponent's move is part-way through it, see `part_way`, not after it).
-    /// Nor is one of the player who just moved: only the player having the move adjusts
-    /// his pieces (j'adoube), so such a piece in the hand is his next move's, made after
-    /// moves nothing read (a round trip of both sides the board cannot show).
+    /// Nor is one of the player who just moved, unless a move of the side to move takes
+    /// it (its victim lifted first: Kg2, then the bishop on d7 taken off for Qxd7): only
+    /// the player having the move adjusts his pieces (j'adoube), so such a piece in the
+    /// hand is his next move's, made after moves nothing read (a round trip of both sides
+    /// the board cannot show).
     fn in_hand(&self, pos: &Chess, last: &Codes) -> bool {
         let mut lifted = Bitboard::EMPTY;
+        let mut just_moved = false;
         let read = Square::ALL.into_iter().all(|sq| {
             let code = last[sq.to_usize()];
             if self.same(sq, code) {
                 return true;
             }
             lifted.add(sq);
-            self.board[sq.to_usize()] == EMPTY
-                && lifted.count() <= MAX_LIFTED
-                && !owned_by(code, !pos.turn())
+            just_moved |= owned_by(code, !pos.turn());
+            self.board[sq.to_usize()] == EMPTY && lifted.count() <= MAX_LIFTED
         });
-        read && (lifted.count() < 2 || one_move_lifts(pos, lifted))
+        read && (lifted.count() < 2 && !just_moved || one_move_lifts(pos, lifted))
     }
 }
 

@@ -417,3 +417,34 @@ fn the_fewest_unseen_captures_are_preferred() {
         Explanation::Ambiguous { .. }
     ));
 }
+
+#[test]
+fn a_fresh_read_after_a_move_may_show_a_piece_of_its_player_taken_off_by_the_reply() {
+    use crate::inference::codes::piece_code;
+    use shakmaty::{CastlingMode, Color, Role, fen::Fen};
+    let fen: Fen = "3q2k1/3B4/8/8/8/8/P7/6K1 w - - 0 1".parse().unwrap();
+    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    let moves = after_moves(&start, &["Kg2"]);
+    let end = from_board(after(&start, &["Kg2"]).board(), false);
+    // Kg2 while nothing was read, then the bishop on d7 taken off for Qxd7 (its victim
+    // first): a snapshot of Kg2. A pawn on a2 in the hand, which no reply takes, is not.
+    for (square, role, passed) in [
+        (Square::D7, Role::Bishop, true),
+        (Square::A2, Role::Pawn, false),
+    ] {
+        let mut target = end;
+        target[square.to_usize()] = EMPTY;
+        let code = piece_code(role.of(Color::White));
+        let history = History::from_readings(&[(1000, square, EMPTY, code)]);
+        let evidence = Evidence {
+            lost: Some(Duration::from_millis(1000)),
+            fresh: true,
+            ..evidence(&NO_ORDER, Bitboard::FULL, &history)
+        };
+        assert_eq!(
+            fresh_read_passed(&start, &target, &evidence, &moves),
+            passed,
+            "{square}"
+        );
+    }
+}
