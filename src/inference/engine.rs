@@ -465,11 +465,13 @@ impl Engine {
     /// A correction is not taken once the reply was read (see `replied`), nor of a move
     /// still unconfirmed (see `corrects_unconfirmed`). After lost updates, a move the
     /// board read then was no snapshot of is left to the search (see
-    /// `contradicts_fresh_read`).
+    /// `contradicts_fresh_read`), as is one that leaves out what was read since better
+    /// explained by the other side to move (see `contradicts_unconfirmed`).
     pub(super) fn find_move(&self, candidates: &Candidates) -> Match {
         candidates.find(&self.observed, self.diff, |c| {
             self.landed(c)
                 && !self.contradicts_fresh_read(c)
+                && (c.origin != Origin::Current || !self.contradicts_unconfirmed(c.mv))
                 && (c.origin != Origin::Correction
                     || !self.replied() && !self.answered() && !self.corrects_unconfirmed())
         })

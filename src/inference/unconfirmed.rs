@@ -14,10 +14,12 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
-use super::codes::move_squares;
+use super::codes::{from_board, move_squares};
 use super::engine::{Ambiguity, Engine};
 use super::event::IrregularKind;
-use super::search::{Evidence, Explanation, explain, explain_to_move};
+use super::search::{
+    Evidence, Explanation, codes_along, explain, explain_to_move, stood_shown_in_order,
+};
 
 /// Moves recorded from a board read after lost updates, not yet confirmed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +28,16 @@ pub(super) struct Unconfirmed {
     pub ply: usize,
     /// When the board was read (updates were last lost): later changes were read live.
     pub at: Duration,
+}
+
+/// Lines of the side the record says is not to move that explain the board (see
+/// `Engine::other_parity`).
+struct OtherParity {
+    /// The recorded position with that side to move.
+    start: Chess,
+    lines: Vec<Vec<Move>>,
+    /// The search found one line only, complete: the board is explained that way.
+    found: bool,
 }
 
 impl Engine {
@@ -55,8 +67,12 @@ impl Engine {
 
     /// Whether the moves read since unconfirmed moves were recorded are explained only by
     /// the side the record says is not to move, every square they change read changing
-    /// since: the unconfirmed moves are then withdrawn (see `withdraw`). A board that
-    /// reads occupancy only cannot show whose piece moved.
+    /// since: the unconfirmed moves are then withdrawn (see `withdraw`). A line of the
+    /// record's side that leaves out a piece read standing that one of the other side's
+    /// lines shows (see `shows_less`) does not explain them; when every line of the
+    /// record's side read since does so, one of several equally short lines of the
+    /// other side is enough. A board that reads occupancy only cannot show whose piece
+    /// moved.
     pub(super) fn contradicted(&mut self) -> bool {
         let Some(unconfirmed) = self.unconfirmed else {
             return false;
@@ -64,42 +80,115 @@ impl Engine {
         if self.config.occupancy_only || self.turn_open || self.lost_updates {
             return false;
         }
-        if !self.explained_by_other_parity(unconfirmed.at) {
+        let at = unconfirmed.at;
+        let Some(other) = self.other_parity(at) else {
             return false;
-        }
+        };
         let pos = self.record.position().clone();
         let depth = self.config.max_search_plies;
-        let at = unconfirmed.at;
-        let own = explain(&pos, &self.observed, self.evidence(), false, depth, None);
-        let explains = match own {
-            Explanation::Nothing => false,
-            Explanation::Found { moves, .. } => self.read_since(at, &pos, &moves),
-            Explanation::Ambiguous { sequences, .. } => {
-                sequences.iter().any(|s| self.read_since(at, &pos, s))
-            }
+        let own = match explain(&pos, &self.observed, self.evidence(), false, depth, None) {
+            Explanation::Nothing => Vec::new(),
+            Explanation::Found { moves, .. } => vec![moves],
+            Explanation::Ambiguous { sequences, .. } => sequences,
         };
-        if explains {
+        let read: Vec<_> = own
+            .iter()
+            .filter(|s| self.read_since(at, &pos, s))
+            .collect();
+        let fits = read
+            .iter()
+            .any(|s| !self.shows_less(unconfirmed, s, &other));
+        if fits || !other.found && read.is_empty() {
             return false;
         }
         self.withdraw();
         true
     }
 
-    /// Whether the board is explained completely by moves of the side the record says is
-    /// not to move, every square they change read changing after `at`.
-    fn explained_by_other_parity(&self, at: Duration) -> bool {
-        let Ok(other) = self.record.position().clone().swap_turn() else {
+    /// Whether `mv`, a move of the side to move that the board shows made, shows less of
+    /// what was read since unconfirmed moves were recorded than a line of the other side
+    /// does (see `shows_less`): it is then left to the analysis (see `contradicted`).
+    pub(super) fn contradicts_unconfirmed(&self, mv: Move) -> bool {
+        let Some(unconfirmed) = self.unconfirmed else {
             return false;
         };
-        let depth = self.config.max_search_plies;
-        match explain(&other, &self.observed, self.evidence(), false, depth, None) {
-            Explanation::Found {
-                moves,
-                complete: true,
-                ..
-            } => self.read_since(at, &other, &moves),
-            _ => false,
+        if self.config.occupancy_only || self.turn_open || self.lost_updates {
+            return false;
         }
+        // Most moves show all that was read: no search for those.
+        !self.stood_shown(unconfirmed, self.record.position(), &[mv])
+            && self
+                .other_parity(unconfirmed.at)
+                .is_some_and(|other| self.shown_by_other(unconfirmed, &other))
+    }
+
+    /// Whether `moves`, from the recorded position, leave out a piece read standing
+    /// since the unconfirmed moves' board was read (longer than a scan, and moved on)
+    /// that one of `other`'s lines shows where it stood: a rook read on b1 for a second
+    /// and back on b2 is the other side's Rb1 and R1b2, not the record's side's Ra2 with
+    /// the rook never moved.
+    fn shows_less(&self, unconfirmed: Unconfirmed, moves: &[Move], other: &OtherParity) -> bool {
+        !self.stood_shown(unconfirmed, self.record.position(), moves)
+            && self.shown_by_other(unconfirmed, other)
+    }
+
+    /// Whether one of `other`'s lines shows each piece read standing where it stood
+    /// (see `stood_shown`).
+    fn shown_by_other(&self, unconfirmed: Unconfirmed, other: &OtherParity) -> bool {
+        other
+            .lines
+            .iter()
+            .any(|line| self.stood_shown(unconfirmed, &other.start, line))
+    }
+
+    /// Whether the unconfirmed moves and then `moves`, from `start` (the recorded
+    /// position, or it with the other side to move), show each piece read standing since
+    /// the board was read after lost updates where it stood, in the order read (see
+    /// `stood_shown_in_order`).
+    fn stood_shown(&self, unconfirmed: Unconfirmed, start: &Chess, moves: &[Move]) -> bool {
+        let Some(before) = self.record.position_at(unconfirmed.ply) else {
+            return true;
+        };
+        let recorded: Vec<Move> = self.record.moves()[unconfirmed.ply..]
+            .iter()
+            .map(|m| m.mv)
+            .collect();
+        let codes = from_board(before.board(), false);
+        let mut positions = codes_along(before, &codes, &recorded);
+        positions.extend(
+            codes_along(start, &self.expected, moves)
+                .into_iter()
+                .skip(1),
+        );
+        let window = (unconfirmed.at, self.config.settle);
+        stood_shown_in_order(&positions, &self.history, window)
+    }
+
+    /// The lines of the side the record says is not to move that explain the board
+    /// completely, every square they change read changing after `at`: the search's
+    /// only one, or those of its equally short ones.
+    fn other_parity(&self, at: Duration) -> Option<OtherParity> {
+        let start = self.record.position().clone().swap_turn().ok()?;
+        let depth = self.config.max_search_plies;
+        let (lines, found) =
+            match explain(&start, &self.observed, self.evidence(), false, depth, None) {
+                Explanation::Found {
+                    moves,
+                    complete: true,
+                    ..
+                } => (vec![moves], true),
+                Explanation::Ambiguous { sequences, .. } => (sequences, false),
+                _ => return None,
+            };
+        let lines: Vec<_> = lines
+            .into_iter()
+            .filter(|s| self.ends_on_board(&start, s) && self.read_since(at, &start, s))
+            .collect();
+        (!lines.is_empty()).then_some(OtherParity {
+            start,
+            lines,
+            found,
+        })
     }
 
     /// Whether a correction of the last move, read live since it was recorded from a board
@@ -116,7 +205,7 @@ impl Engine {
             self.record.ply_count() > u.ply
                 && !self.lost_updates
                 && !self.config.occupancy_only
-                && self.explained_by_other_parity(u.at)
+                && self.other_parity(u.at).is_some_and(|other| other.found)
         })
     }
 

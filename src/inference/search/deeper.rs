@@ -10,6 +10,7 @@ use super::choice::choose;
 use super::dfs::Search;
 use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, Sequence};
 use crate::inference::codes::{Codes, code_piece, move_effect, piece_code};
+use crate::inference::history::History;
 
 /// The squares a move takes its piece from and to, when it moves one piece (not
 /// castling).
@@ -35,14 +36,9 @@ pub(super) fn readings_explained(
     shows(start, codes, moves, replaced)
 }
 
-/// Whether each of `pieces` (square, code) stands on its square in the position `moves`
-/// start from (`codes`) or in one they lead to.
-fn shows(
-    start: &Chess,
-    codes: &Codes,
-    moves: &[Move],
-    mut pieces: impl Iterator<Item = (Square, u8)>,
-) -> bool {
+/// The codes of the position `moves` start from (`codes`, of `start`) and of each one
+/// they lead to.
+pub(crate) fn codes_along(start: &Chess, codes: &Codes, moves: &[Move]) -> Vec<Codes> {
     let mut positions = vec![*codes];
     let mut pos = start.clone();
     for &mv in moves {
@@ -51,6 +47,39 @@ fn shows(
         positions.push(next);
         pos.play_unchecked(mv);
     }
+    positions
+}
+
+/// Whether each piece the board read at or after `from` for at least `least` (longer
+/// than a wrong code or a slide's step is read), and replaced since, stands on its square
+/// in one of `positions` (in the order played), each in one no earlier than the piece
+/// read before it stands in: the board reads positions in the order they are played.
+pub(crate) fn stood_shown_in_order(
+    positions: &[Codes],
+    history: &History,
+    (from, least): (Duration, Duration),
+) -> bool {
+    let mut at = 0;
+    history
+        .stood_replaced(from, least)
+        .into_iter()
+        .all(|(square, code)| {
+            let found = positions[at..]
+                .iter()
+                .position(|p| p[square.to_usize()] == code);
+            found.inspect(|i| at += i).is_some()
+        })
+}
+
+/// Whether each of `pieces` (square, code) stands on its square in the position `moves`
+/// start from (`codes`) or in one they lead to.
+fn shows(
+    start: &Chess,
+    codes: &Codes,
+    moves: &[Move],
+    mut pieces: impl Iterator<Item = (Square, u8)>,
+) -> bool {
+    let positions = codes_along(start, codes, moves);
     pieces.all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
 }
 

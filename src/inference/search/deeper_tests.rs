@@ -5,7 +5,7 @@ use std::time::Duration;
 use shakmaty::fen::Fen;
 use shakmaty::{Bitboard, CastlingMode, Chess, Position, Square};
 
-use super::deeper::Deeper;
+use super::deeper::{Deeper, codes_along, stood_shown_in_order};
 use super::tests::{NO_ORDER, after, after_moves, evidence};
 use super::{Evidence, Sequence, from_board};
 use crate::inference::codes::EMPTY;
@@ -75,4 +75,46 @@ fn a_reply_landing_while_the_piece_stood_elsewhere_answers_the_move_there() {
     };
     let deeper = Deeper::new(&start, &codes, &target, evidence, None);
     assert!(!deeper.landed_early(&sequence(&start, &["Kg6", "b4"])));
+}
+
+/// Black's Ra2, White's R1b2 and Black's Ra1 while the link was down; the board read
+/// then (Ra1 R1b2, two plies for three) shows Black's rook on a1 and White's on b2, and
+/// White's rook is read since standing on b1 for a second before it goes back to b2.
+/// Ra1 R1b2 then Ra2 has the rook on b1 only before it was read on b2; White's Rb1 Ra2
+/// R1b2 after the two plies has it there in the order read.
+#[test]
+fn pieces_read_standing_are_shown_in_the_order_read() {
+    let fen: Fen = "6k1/5np1/rR5p/4p3/3p2P1/3K3P/8/1R6 b - - 0 38"
+        .parse()
+        .expect("fen");
+    let start: Chess = fen.into_position(CastlingMode::Standard).expect("position");
+    let codes = from_board(start.board(), false);
+    let (rook, black_rook) = (codes[Square::B1.to_usize()], codes[Square::A6.to_usize()]);
+    let history = History::from_readings(&[
+        (1_000, Square::A6, EMPTY, black_rook),
+        (1_000, Square::A1, black_rook, EMPTY),
+        (1_000, Square::B1, EMPTY, rook),
+        (1_000, Square::B2, rook, EMPTY),
+        (4_000, Square::B2, EMPTY, rook),
+        (4_440, Square::B1, rook, EMPTY),
+        (4_660, Square::A1, EMPTY, black_rook),
+        (5_540, Square::A2, black_rook, EMPTY),
+        (5_760, Square::B1, EMPTY, rook),
+        (6_420, Square::B2, rook, EMPTY),
+    ]);
+    let window = (Duration::from_millis(1_000), Duration::from_millis(250));
+    let recorded = after_moves(&start, &["Ra1", "R1b2"]);
+    let own = after_moves(&start, &["Ra1", "R1b2", "Ra2"]);
+    assert!(!stood_shown_in_order(
+        &codes_along(&start, &codes, &own),
+        &history,
+        window
+    ));
+    let reached = after(&start, &["Ra1", "R1b2"]);
+    let other = reached.clone().swap_turn().expect("White to move");
+    let mut positions = codes_along(&start, &codes, &recorded);
+    let last = *positions.last().expect("the dump's position");
+    let line = after_moves(&other, &["Rb1", "Ra2", "R1b2"]);
+    positions.extend(codes_along(&other, &last, &line).into_iter().skip(1));
+    assert!(stood_shown_in_order(&positions, &history, window));
 }

@@ -36,6 +36,7 @@ use self::seen::seen_whole;
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
 
+pub(crate) use self::deeper::{codes_along, stood_shown_in_order};
 pub(crate) use self::evidence::put_down;
 pub(crate) use self::fresh::fresh_read_passed;
 pub(crate) use self::moves::{capture_square, landing, moved_elsewhere, slides_past};
