@@ -240,10 +240,24 @@ impl Engine {
     /// After lost updates nothing shows whether the earlier position at `ply` came back
     /// by a takeback or by moves made meanwhile (a repetition): when sequences of legal
     /// moves explain the board, they and the takeback are reported as ambiguous, and
-    /// nothing is recorded until the arbiter picks.
+    /// nothing is recorded until the arbiter picks. An ambiguity still open that the
+    /// moves made start with (binding, or waiting for the arbiter: a takeback or moves
+    /// made, withdrawn moves) stays the one reported: the board read since goes on from
+    /// one of its lines, and the pick replays those readings. (Replaced by the search
+    /// from the record, the line the moves went on from was lost once it grew past the
+    /// search's depth: Ke7 Rb7+ Kf8 or a takeback of Rb8+, then Rb8+ Ke7 Rb7+ read,
+    /// reported as Ke7 Rb7+ or a takeback of Kf8 Rb8+.)
     fn repeated_unseen(&mut self, ply: usize) -> bool {
         if self.turn_open {
             return false;
+        }
+        if self
+            .ambiguity
+            .as_ref()
+            .is_some_and(|a| a.takeback.is_some() || a.hold || a.binding)
+        {
+            self.report_ambiguity(None);
+            return true;
         }
         let occupancy = self.config.occupancy_only;
         let found = explain(
