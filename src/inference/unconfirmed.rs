@@ -8,12 +8,14 @@
 //! five, which leaves the other side to move. No search can tell them apart; the next
 //! move read can, when it is made by the side the record says is not to move. Fitting
 //! that move from the record's position instead takes moves never seen while the link
-//! was up (a bishop never lifted), and the game goes on wrong.
+//! was up (a bishop never lifted), or leaves out a piece of the other side read away
+//! and back around it (a rook read on b1 for a second), and the game goes on wrong.
 
 use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
+use super::analysis::sequences_of;
 use super::codes::{from_board, move_squares};
 use super::engine::{Ambiguity, Engine};
 use super::event::IrregularKind;
@@ -86,11 +88,8 @@ impl Engine {
         };
         let pos = self.record.position().clone();
         let depth = self.config.max_search_plies;
-        let own = match explain(&pos, &self.observed, self.evidence(), false, depth, None) {
-            Explanation::Nothing => Vec::new(),
-            Explanation::Found { moves, .. } => vec![moves],
-            Explanation::Ambiguous { sequences, .. } => sequences,
-        };
+        let found = explain(&pos, &self.observed, self.evidence(), false, depth, None);
+        let own = sequences_of(found);
         let read: Vec<_> = own
             .iter()
             .filter(|s| self.read_since(at, &pos, s))
