@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
-use shakmaty::fen::Fen;
-use shakmaty::{Bitboard, CastlingMode, Chess, Position, Square};
+use shakmaty::{Bitboard, Chess, Position, Square};
 
 use super::deeper::{Deeper, codes_along, stood_shown_in_order};
-use super::tests::{NO_ORDER, after, after_moves, evidence};
+use super::tests::{NO_ORDER, after, after_moves, evidence, position};
 use super::{Evidence, Sequence, from_board};
 use crate::inference::codes::EMPTY;
 use crate::inference::history::History;
@@ -50,10 +49,7 @@ fn sequence(start: &Chess, sans: &[&str]) -> Sequence {
 
 #[test]
 fn a_reply_landing_while_the_piece_stood_elsewhere_answers_the_move_there() {
-    let fen: Fen = "8/6k1/8/7R/5p2/5P2/1P3P1K/5b2 b - - 0 52"
-        .parse()
-        .expect("fen");
-    let start: Chess = fen.into_position(CastlingMode::Standard).expect("position");
+    let start = position("8/6k1/8/7R/5p2/5P2/1P3P1K/5b2 b - - 0 52");
     let codes = from_board(start.board(), false);
     let target = from_board(after(&start, &["Kg6", "b4"]).board(), false);
     for via_f6 in [true, false] {
@@ -84,10 +80,7 @@ fn a_reply_landing_while_the_piece_stood_elsewhere_answers_the_move_there() {
 /// R1b2 after the two plies has it there in the order read.
 #[test]
 fn pieces_read_standing_are_shown_in_the_order_read() {
-    let fen: Fen = "6k1/5np1/rR5p/4p3/3p2P1/3K3P/8/1R6 b - - 0 38"
-        .parse()
-        .expect("fen");
-    let start: Chess = fen.into_position(CastlingMode::Standard).expect("position");
+    let start = position("6k1/5np1/rR5p/4p3/3p2P1/3K3P/8/1R6 b - - 0 38");
     let codes = from_board(start.board(), false);
     let (rook, black_rook) = (codes[Square::B1.to_usize()], codes[Square::A6.to_usize()]);
     let history = History::from_readings(&[

@@ -1,16 +1,9 @@
 //! Unit tests of the proof that nothing explains a board (`none`).
 
-use shakmaty::{CastlingMode, Square, fen::Fen, san::San};
+use shakmaty::{Square, san::San};
 
-use super::tests::{NO_ORDER, evidence, run};
+use super::tests::{NO_ORDER, evidence, position, run};
 use super::*;
-
-fn position(fen: &str) -> Chess {
-    fen.parse::<Fen>()
-        .unwrap()
-        .into_position(CastlingMode::Standard)
-        .unwrap()
-}
 
 fn played(pos: &Chess, sans: &[&str]) -> Chess {
     let mut pos = pos.clone();

@@ -2,7 +2,15 @@
 
 use super::bounds::{board_counts, counts_after, piece_counts};
 use super::*;
-use shakmaty::{Square, san::San, uci::UciMove};
+use shakmaty::{CastlingMode, Square, fen::Fen, san::San, uci::UciMove};
+
+/// The position of `fen` (standard castling).
+pub(super) fn position(fen: &str) -> Chess {
+    fen.parse::<Fen>()
+        .unwrap()
+        .into_position(CastlingMode::Standard)
+        .unwrap()
+}
 
 pub(super) fn after(pos: &Chess, sans: &[&str]) -> Chess {
     let mut p = pos.clone();
@@ -232,11 +240,7 @@ fn too_distant_boards_are_not_explained() {
 /// A middlegame position and the board three moves on (a knight's move, its capture,
 /// the recapture): three plies of every legal move pass the search's node budget.
 fn knight_exchange() -> (Chess, Codes) {
-    use shakmaty::{CastlingMode, fen::Fen};
-    let fen: Fen = "r3k2r/1pqn1ppp/p1pb1nb1/3pp1B1/P6N/1N1P2P1/1PPQPPBP/R4RK1 b kq - 0 11"
-        .parse()
-        .unwrap();
-    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    let start = position("r3k2r/1pqn1ppp/p1pb1nb1/3pp1B1/P6N/1N1P2P1/1PPQPPBP/R4RK1 b kq - 0 11");
     let target = from_board(after(&start, &["Nc5", "Nxc5", "Bxc5"]).board(), false);
     (start, target)
 }
@@ -318,9 +322,8 @@ fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
 fn a_one_step_taken_at_once_is_told_from_en_passant_by_the_pawn_read_standing() {
     use crate::inference::codes::piece_code;
     use crate::inference::history::Change;
-    use shakmaty::{CastlingMode, Color, Role, fen::Fen};
-    let fen: Fen = "7k/5p2/8/4P3/8/8/8/6K1 b - - 0 1".parse().unwrap();
-    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    use shakmaty::{Color, Role};
+    let start = position("7k/5p2/8/4P3/8/8/8/6K1 b - - 0 1");
     let target = from_board(after(&start, &["f6", "exf6"]).board(), false);
     let (black, white) = (
         piece_code(Role::Pawn.of(Color::Black)),
@@ -421,9 +424,8 @@ fn the_fewest_unseen_captures_are_preferred() {
 #[test]
 fn a_fresh_read_after_a_move_may_show_a_piece_of_its_player_taken_off_by_the_reply() {
     use crate::inference::codes::piece_code;
-    use shakmaty::{CastlingMode, Color, Role, fen::Fen};
-    let fen: Fen = "3q2k1/3B4/8/8/8/8/P7/6K1 w - - 0 1".parse().unwrap();
-    let start: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+    use shakmaty::{Color, Role};
+    let start = position("3q2k1/3B4/8/8/8/8/P7/6K1 w - - 0 1");
     let moves = after_moves(&start, &["Kg2"]);
     let end = from_board(after(&start, &["Kg2"]).board(), false);
     // Kg2 while nothing was read, then the bishop on d7 taken off for Qxd7 (its victim
