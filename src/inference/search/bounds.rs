@@ -1,7 +1,7 @@
 //! Cheap bounds that cut the search: boards too far from a position for the moves left,
 //! and a proof that no sequence of moves on squares seen to change reaches a board.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role};
+use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Position, Role};
 
 use super::dfs::Search;
 use super::{IN_PROGRESS_SQUARES, MAX_LIFTED, MOVE_SQUARES};
@@ -28,6 +28,11 @@ impl Search<'_> {
     /// square (castling two), so a side with more target squares left to fill than it
     /// has moves (plus one for a possible castling) cannot reach the target. A move in
     /// progress may add one placed piece and two in the hands.
+    /// On an occupancy-only board, squares to fill and squares to empty are counted: a
+    /// move fills one and empties one, castling one more of each per side that may
+    /// still castle, and en passant empties two (its pawn's square and the square of the
+    /// pawn it takes). That capture answers a two-step push made just before (or the
+    /// one the position was reached by), so at most every other move is one.
     pub(super) fn reachable(
         &self,
         pos: &Chess,
@@ -51,8 +56,14 @@ impl Search<'_> {
                 fill += usize::from(*have == EMPTY && *want != EMPTY);
                 empty += usize::from(*have != EMPTY && *want == EMPTY);
             }
-            let castles = usize::from(pos.castles().any());
-            return fill <= remaining + 1 + castles && empty <= remaining + castles + slack;
+            let castles = [Color::White, Color::Black]
+                .into_iter()
+                .filter(|&c| pos.castles().has_color(c))
+                .count();
+            let en_passant_now = pos.ep_square(EnPassantMode::PseudoLegal).is_some();
+            let en_passant = (remaining + usize::from(en_passant_now)) / 2;
+            return fill <= remaining + 1 + castles
+                && empty <= remaining + castles + en_passant + slack;
         }
         // Pieces only disappear by capture, one per move of the other side, or into a hand.
         // A piece only appears by promotion, for a pawn that disappears: a board with a
