@@ -41,39 +41,38 @@ pub(super) fn seen_whole(
 }
 
 /// The one sequence of moves from `start` back to it (the board shows `start` again)
-/// that the readings since prove: of the fewest moves on squares seen to change that
-/// lead back, the only one preferred, complete, every square it changes seen to
-/// change, begun in the order the pieces were read lifted, and showing each piece the
-/// board read standing (see `Deeper::shown`). A round trip on squares never seen to
-/// change was not made; several the readings fit alike are not told apart. `None` on a
-/// board that senses occupancy only (a piece put back where another stood reads the
-/// same), or when the search is cut.
+/// that the readings since prove, among those `fits` accepts: of the fewest moves on
+/// squares seen to change that lead back and show each piece the board read standing
+/// (see `Deeper::shown`), the only one preferred, complete, every square it changes seen
+/// to change, and begun in the order the pieces were read lifted. A round trip on
+/// squares never seen to change was not made; several the readings fit alike are not
+/// told apart. (After lost updates every square counts as seen, a fresh read showing
+/// no change it hid: the pieces read standing tell the round trips apart, as the king
+/// read on h3 in the dump, then Nf3 Kg2 Ne1+ read: Kh3 first, not Kf1 or Kg1.) `None`
+/// on a board that senses occupancy only (a piece put back where another stood reads
+/// the same), or when the search is cut.
 pub(crate) fn round_trip(
     start: &Chess,
     evidence: Evidence<'_>,
     occupancy_only: bool,
     max_plies: usize,
+    fits: impl Fn(&[Move]) -> bool,
 ) -> Option<Vec<Move>> {
     if occupancy_only {
         return None;
     }
     let codes = from_board(start.board(), false);
+    let deeper = Deeper::new(start, &codes, &codes, evidence, None);
     let mut nodes = 0;
     for plies in 1..=max_plies {
         let mut found = within_seen(start, &codes, &codes, evidence, None, plies, &mut nodes)?;
+        found.retain(|s| fits(&s.moves) && deeper.shown(s));
         if found.is_empty() {
             continue;
         }
         prefer(&mut found);
-        let deeper = Deeper::new(start, &codes, &codes, evidence, None);
         return match &found[..] {
-            [only]
-                if only.complete
-                    && only.visible()
-                    && only.ordered
-                    && only.captures_seen
-                    && deeper.shown(only) =>
-            {
+            [only] if only.complete && only.visible() && only.ordered && only.captures_seen => {
                 Some(only.moves.clone())
             }
             _ => None,
