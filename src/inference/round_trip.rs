@@ -77,9 +77,10 @@ impl Engine {
     /// back is none): the first change after that showing (the round trip's first lift,
     /// or a touch before it). Not when the last move's piece was last read landing: the
     /// round trip may take that piece away and put it back (Ne1+, then Kh3 Nf3 Kg2
-    /// Ne1+). None when the changes kept show no earlier showing (the one before the
-    /// first change kept, where the readings begin, is not rebuilt).
+    /// Ne1+). None when no such showing was read since the board first showed the last
+    /// recorded move (the same position earlier in the game is another one).
     fn left_recorded_position(&self) -> Option<Duration> {
+        let start = self.anchor.saturating_sub(self.config.settle);
         let placed =
             |board: &Codes| (0..64).any(|i| self.expected[i] == EMPTY && board[i] != EMPTY);
         let mut away = false;
@@ -89,6 +90,9 @@ impl Engine {
                 away = true;
             } else if away && !diff(&board, &self.expected).any() {
                 return left;
+            }
+            if at < start {
+                return None;
             }
             left = Some(at);
         }
