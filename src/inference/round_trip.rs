@@ -17,8 +17,9 @@ use super::engine::Engine;
 use super::search::{Evidence, Since, round_trip};
 
 impl Engine {
-    /// Records the round trip the readings since the recorded position stood prove, when
-    /// the board shows that position again with an ambiguity of moves from it open.
+    /// Records the round trip the readings since the board left the recorded position
+    /// prove, when the board shows that position again with an ambiguity of moves from
+    /// it open.
     pub(super) fn round_trip(&mut self) {
         let Some(open) = self.ambiguity.as_ref() else {
             return;
