@@ -16,11 +16,7 @@ impl Search<'_> {
     /// and it cuts the last levels of the search, where most nodes are, when the board
     /// is far from every sequence (an unexplainable board).
     pub(super) fn within_reach(&self, pos: &Chess, changed: Bitboard, remaining: usize) -> bool {
-        let castling_sides = [Color::White, Color::Black]
-            .into_iter()
-            .filter(|&c| pos.castles().has_color(c))
-            .count();
-        let most = 3 * remaining + castling_sides + IN_PROGRESS_SQUARES;
+        let most = 3 * remaining + castling_sides(pos) + IN_PROGRESS_SQUARES;
         changed.count() <= most
     }
 
@@ -56,10 +52,7 @@ impl Search<'_> {
                 fill += usize::from(*have == EMPTY && *want != EMPTY);
                 empty += usize::from(*have != EMPTY && *want == EMPTY);
             }
-            let castles = [Color::White, Color::Black]
-                .into_iter()
-                .filter(|&c| pos.castles().has_color(c))
-                .count();
+            let castles = castling_sides(pos);
             let en_passant_now = pos.ep_square(EnPassantMode::PseudoLegal).is_some();
             let en_passant = (remaining + usize::from(en_passant_now)) / 2;
             return fill <= remaining + 1 + castles
@@ -99,6 +92,15 @@ impl Search<'_> {
         }
         need[0] <= moves_of(Color::White) && need[1] <= moves_of(Color::Black)
     }
+}
+
+/// How many sides may still castle in `pos`: each castling changes one square more than
+/// any other move (and empties one more, and fills one more).
+fn castling_sides(pos: &Chess) -> usize {
+    Color::ALL
+        .into_iter()
+        .filter(|&c| pos.castles().has_color(c))
+        .count()
 }
 
 /// Whether a sequence of `remaining` legal moves from `pos` (showing `codes`), none
