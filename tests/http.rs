@@ -424,7 +424,7 @@ fn the_arbiter_enters_moves_lost_beyond_the_search_through_the_api() {
     assert_eq!(status, 400, "from goes with moves only: {body}");
     assert!(body.contains("candidate"), "{body}");
     for (wrong, why) in [
-        (json!({"from": 7, "moves": "Bb5"}), "ply 7 is not recorded"),
+        (json!({"from": 8, "moves": "Bb5"}), "ply 8 is not recorded"),
         (
             json!({"from": 5, "moves": "Bc4 Nf6"}),
             "the board does not follow",

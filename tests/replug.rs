@@ -13,7 +13,10 @@ use boardcast_simulator::{
 };
 use shakmaty::san::SanPlus;
 
+use serde_json::json;
+
 use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
+use crate::http_harness::{Daemon, TOKEN, send_json};
 use crate::record;
 
 /// A Ruy Lopez, 20 plies.
@@ -284,4 +287,87 @@ fn a_move_made_and_taken_back_while_unplugged_is_flagged_in_the_pgn() {
     let replayed = String::from_utf8_lossy(&output.stdout);
     let from = |pgn: &str| flat(pgn).split_once("1. e4").map(|(_, m)| m.to_string());
     assert_eq!(from(&replayed), from(&pgn), "{replayed}");
+}
+
+#[test]
+fn moves_made_and_taken_back_while_unplugged_are_entered_by_the_arbiter_through_the_api() {
+    let dir = scratch("replug-round-trip");
+    let (link, status) = (dir.join("board"), dir.join("status.json"));
+    let (reader, mut input) = std::io::pipe().expect("pipe");
+    let script = Script::from_fen_and_san(None, &[]).expect("start position");
+    let config = SimConfig {
+        seed: 9,
+        speed: 2.0,
+        ..SimConfig::default()
+    };
+    let plug = Plug {
+        link: Some(link.clone()),
+        relink: None,
+        unplug_after: vec![2],
+        unplugged_for: Duration::from_secs(6),
+    };
+    let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
+    let board = spawn_on_pty_with(config, source, plug).expect("board");
+    let mut cmd = boardcast();
+    cmd.args(["run", "--http", "127.0.0.1:0", "--token", TOKEN])
+        .arg("--status-file")
+        .arg(&status)
+        .arg("--port")
+        .arg(&link);
+    let mut daemon = Daemon::attach(Running::start(cmd));
+    let mut play = |line: &str| {
+        writeln!(input, "{line}").expect("to the board");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    play("e4");
+    play("e5");
+    assert_eq!(
+        wait_for(board.plug_events(), Duration::from_secs(60)),
+        Some(PlugEvent::Unplugged),
+        "{}",
+        daemon.running.stderr_so_far()
+    );
+    // Four plies while nothing is read, back to the position they started from.
+    for mv in ["Nf3", "Nc6", "Ng1", "Nb8"] {
+        play(mv);
+    }
+    assert!(matches!(
+        wait_for(board.plug_events(), Duration::from_secs(15)),
+        Some(PlugEvent::Replugged(_))
+    ));
+    let wait = Duration::from_secs(30);
+    let api_sans = |b: &serde_json::Value| crate::http_harness::sans(b);
+    daemon.wait_json("/api/boards/1", wait, |b| api_sans(b) == ["e4", "e5"]);
+    poll(wait, || {
+        let pgn = daemon.get("/api/boards/1/pgn").2;
+        pgn.contains("board not read for").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no remark: {}", daemon.get("/api/boards/1/pgn").2));
+    let url = format!("{}/api/boards/1/resolve", daemon.base);
+    let missing = json!({"from": 3, "moves": "Nf3 Nc6 Ng1 Nb8"});
+    assert_eq!(send_json("POST", &url, None, &missing).0, 401);
+    // Moves that leave the board elsewhere are refused, and change nothing.
+    let (code, body) = send_json(
+        "POST",
+        &url,
+        Some(TOKEN),
+        &json!({"from": 3, "moves": "Nf3 Nc6"}),
+    );
+    assert_eq!(code, 409, "{body}");
+    let (code, body) = send_json("POST", &url, Some(TOKEN), &missing);
+    assert_eq!(code, 200, "{body}");
+    let played = ["e4", "e5", "Nf3", "Nc6", "Ng1", "Nb8"];
+    daemon.wait_json("/api/boards/1", wait, |b| api_sans(b) == played);
+    // The game goes on from the amended record.
+    play("Nf3");
+    daemon.wait_json("/api/boards/1", wait, |b| api_sans(b).len() == 7);
+    let pgn = daemon.get("/api/boards/1/pgn").2;
+    let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "2. Nf3 {Nf3 Nc6 Ng1 Nb8 entered by the arbiter from the scoresheet (from ply 3), \
+             missing from the record} 2... Nc6 3. Ng1 Nb8 4. Nf3 *"
+        ),
+        "{flat}"
+    );
 }

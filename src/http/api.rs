@@ -314,7 +314,8 @@ pub async fn declare_setup(
 
 /// The body of `POST /api/boards/{id}/resolve`: one of the board's reported candidate
 /// sequences, by its place in the list (from 0) or by its moves in SAN; or, with
-/// `from`, the moves (SAN) that replace the recorded ones from that ply (1-based) on.
+/// `from`, the moves (SAN) that replace the recorded ones from that ply (1-based) on
+/// (the ply after the last recorded adds them).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Resolution {

@@ -132,6 +132,9 @@ impl Engine {
     /// or in progress (the players may have moved on), so a slip of the pen records
     /// nothing (longer explanations are not searched here: a wrong entry could fit one).
     fn enter(&mut self, moves: &[String]) -> Result<(), EngineError> {
+        if !self.diff.any() {
+            return Err(EngineError::NothingToEnter);
+        }
         // The entered moves were played after the board showed the recorded position.
         let played_after = self.anchor;
         let entered = self.record_entry(moves)?;
@@ -144,16 +147,20 @@ impl Engine {
     }
 
     /// Replaces the recorded moves from ply `from` (1-based) on by `moves` (SAN, from
-    /// the scoresheets), for a record that took a wrong move (a move read whole before
-    /// updates were lost, taken for a slide's step and replaced by where the slide would
-    /// have gone, say) and a board that has stopped since: the moves after ply
-    /// `from` - 1 are retracted and `moves` entered as `enter` does, so they must be legal
-    /// and the board must follow from them. Tried on a copy: a refusal changes nothing.
+    /// the scoresheets), or adds them after the last recorded move when `from` is the ply
+    /// after it: for a record that took a wrong move (a move read whole before updates
+    /// were lost, taken for a slide's step and replaced by where the slide would have
+    /// gone, say), or that misses moves no reading showed (moves made and taken back
+    /// while the board went unread leave it as it stood; the game's remark `board not
+    /// read for N s` says where). The moves after ply `from` - 1 are retracted and
+    /// `moves` entered as `enter` does, so they must be legal and the board must follow
+    /// from them; a board that shows the position before `from` follows only from moves
+    /// that lead back to it. Tried on a copy: a refusal changes nothing.
     /// The mainline is replaced (a retraction, then the moves), never kept as a
     /// variation; the PGN says at the first replaced move what was recorded before.
     pub fn amend(&mut self, from: usize, moves: &[String]) -> Result<(), EngineError> {
         let recorded = self.record.ply_count();
-        if from == 0 || from > recorded {
+        if from == 0 || from > recorded + 1 {
             return Err(EngineError::NotRecorded {
                 ply: from,
                 recorded,
@@ -161,26 +168,32 @@ impl Engine {
         }
         let mut trial = self.clone();
         let replaced = trial.record.sans()[from - 1..].join(" ");
-        trial.retract_to(from - 1);
+        if from <= recorded {
+            trial.retract_to(from - 1);
+        }
         // As for an entry, the readings are replayed from a showing of the moves'
         // position only after the board showed the recorded one (the wrong moves'): a
         // bound later than the moves' start, so a replay may be left out (the board is
         // then explained from the moves' position at once), but none starts from an
         // earlier coincidence (see `replay_since_shown`).
         let played_after = trial.anchor;
-        // A board back at the position before `from` does not follow from the moves.
-        let entered = trial.record_entry(moves).map_err(|e| match e {
-            EngineError::NothingToEnter => EngineError::NotOnTheBoard(moves.join(" ")),
-            e => e,
-        })?;
+        let back = !trial.diff.any();
+        let entered = trial.record_entry(moves)?;
+        if back && trial.diff.any() {
+            return Err(EngineError::NotOnTheBoard(moves.join(" ")));
+        }
         let sans = trial.record.sans()[from - 1..from - 1 + entered].join(" ");
-        trial.record.add_comment(
-            from,
-            format!(
+        let remark = match replaced.is_empty() {
+            true => format!(
+                "{sans} entered by the arbiter from the scoresheet (from ply {from}), \
+                 missing from the record"
+            ),
+            false => format!(
                 "{sans} entered by the arbiter from the scoresheet, replacing {replaced} \
                  (from ply {from}), recorded before"
             ),
-        )?;
+        };
+        trial.record.add_comment(from, remark)?;
         trial.explain_after_entry(played_after);
         *self = trial;
         Ok(())
@@ -189,9 +202,6 @@ impl Engine {
     /// Records `moves` as `enter` takes them (see there), when they are legal and the
     /// board follows from them; returns how many plies were recorded.
     fn record_entry(&mut self, moves: &[String]) -> Result<usize, EngineError> {
-        if !self.diff.any() {
-            return Err(EngineError::NothingToEnter);
-        }
         let text = moves.join(" ");
         let mut record = self.record.clone();
         let mut entered = Vec::new();

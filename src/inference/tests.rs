@@ -255,12 +255,18 @@ fn the_arbiter_amends_recorded_moves_only_with_moves_the_board_follows_from() {
             },
         ),
         (
-            3,
+            4,
             &played[..],
             EngineError::NotRecorded {
-                ply: 3,
+                ply: 4,
                 recorded: 2,
             },
+        ),
+        // After the last recorded move: not the moves the board follows from.
+        (
+            3,
+            &["Nf3", "Nc6"][..],
+            EngineError::NotOnTheBoard("Nf3 Nc6".into()),
         ),
         // Legal, but the board shows another position.
         (
@@ -320,6 +326,80 @@ fn the_arbiter_amends_recorded_moves_only_with_moves_the_board_follows_from() {
     engine.observe(&raw(&on), ms(8000));
     engine.tick(ms(8300));
     assert_eq!(engine.game().sans().last().map(String::as_str), Some("Ba4"));
+}
+
+#[test]
+fn the_arbiter_adds_moves_made_and_taken_back_while_the_board_went_unread() {
+    use super::EngineError;
+    let start = Chess::default();
+    let moves = |sans: &[&str]| sans.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // 1. e4 e5 2. Nf3 read live, then 2... Nc6 3. Ng1 Nb8 4. Nf3 made while updates were
+    // lost: the board read after shows the recorded position, so nothing is recorded.
+    let mut engine = Engine::new(EngineConfig::default());
+    engine.observe(&raw(&start), ms(0));
+    let live = ["e4", "e5", "Nf3"];
+    for (i, t) in [100, 1000, 2000].into_iter().enumerate() {
+        engine.observe(&raw(&after(&start, &live[..=i])), ms(t));
+        engine.tick(ms(t + 300));
+    }
+    engine.updates_lost(ms(9000), Some(ms(3000)));
+    engine.observe(&raw(&after(&start, &live)), ms(9000));
+    engine.tick(ms(9300));
+    assert_eq!(engine.game().sans(), live);
+    drain(&mut engine);
+    let round_trip = ["Nc6", "Ng1", "Nb8", "Nf3"];
+    for (sans, refusal) in [
+        // Legal, but they leave the board elsewhere.
+        (
+            &round_trip[..3],
+            EngineError::NotOnTheBoard("Nc6 Ng1 Nb8".into()),
+        ),
+        (&["Nc6"][..], EngineError::NotOnTheBoard("Nc6".into())),
+    ] {
+        assert_eq!(engine.amend(4, &moves(sans)), Err(refusal), "{sans:?}");
+    }
+    assert_eq!(
+        engine.amend(5, &moves(&round_trip)),
+        Err(EngineError::NotRecorded {
+            ply: 5,
+            recorded: 3
+        })
+    );
+    assert!(drain(&mut engine).is_empty());
+    engine.amend(4, &moves(&round_trip)).unwrap();
+    assert_eq!(engine.game().sans(), [&live[..], &round_trip].concat());
+    let events = drain(&mut engine);
+    assert!(
+        matches!(&events[..], [Event::MoveMade { ply: 4, .. }, ..]),
+        "{events:?}"
+    );
+    let pgn = crate::game::write_pgn(engine.game());
+    assert!(
+        pgn.contains("Nc6 Ng1 Nb8 Nf3 entered by the arbiter from the scoresheet (from ply 4), missing from the record"),
+        "{pgn}"
+    );
+    // The game goes on from the amended record.
+    let on = after(&start, &[&live[..], &round_trip, &["Nc6"]].concat());
+    engine.observe(&raw(&on), ms(12000));
+    engine.tick(ms(12300));
+    assert_eq!(engine.game().ply_count(), 8);
+
+    // The same after a move read since: it is replaced with the moves before it.
+    let mut engine = Engine::new(EngineConfig::default());
+    engine.observe(&raw(&start), ms(0));
+    for (i, t) in [100, 1000, 2000].into_iter().enumerate() {
+        engine.observe(&raw(&after(&start, &live[..=i])), ms(t));
+        engine.tick(ms(t + 300));
+    }
+    engine.updates_lost(ms(9000), Some(ms(3000)));
+    engine.observe(&raw(&after(&start, &live)), ms(9000));
+    engine.observe(&raw(&on), ms(10000));
+    engine.tick(ms(10300));
+    assert_eq!(engine.game().sans(), ["e4", "e5", "Nf3", "Nc6"]);
+    engine
+        .amend(4, &moves(&[&round_trip[..], &["Nc6"]].concat()))
+        .unwrap();
+    assert_eq!(engine.game().ply_count(), 8);
 }
 
 /// `pos` after `sans`.
