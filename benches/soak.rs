@@ -13,11 +13,16 @@
 //! read nothing but pieces lifted, as while the link or the daemon was down). A simulated arbiter answers each ambiguity the boards
 //! report, [`ARBITER_DELAY`] later, with the one operator action for it (pick the
 //! engine's candidate that the scoresheet shows); its interventions are counted apart.
+//! The arbiter also reads, as long after a board is read again following a link gap or a
+//! restart, the remark the game then has where the board went unread in play (`board
+//! not read for N s`: a move made and taken back meanwhile leaves no trace) and checks
+//! the scoresheet there; `--no-unread-checks` leaves such remarks unread, to tell what
+//! the engine records on its own.
 //! A game is compared with its source once the board has read its end: a game ended
 //! while the link is down waits on its final position for the link and the fresh dump.
 //!
 //! `cargo bench --bench soak -- [--boards N] [--hours H] [--seed S] [--no-gaps]
-//! [--no-restarts] [--max-downtime MS] [--search-plies N] [--trace GAME-SEED[,GAME-SEED...]]` (defaults
+//! [--no-restarts] [--no-unread-checks] [--max-downtime MS] [--search-plies N] [--trace GAME-SEED[,GAME-SEED...]]` (defaults
 //! 8, 8, 1, 10000, the engine's default; `--no-gaps` keeps the link up and
 //! `--no-restarts` the daemon running, without a journal, to tell their shares apart;
 //! `--max-downtime 0` restarts at once, so no move falls in a downtime; `--search-plies`
@@ -35,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use alignment::{Stretch, Verdict};
-use boardcast::board::{BoardCommand, GameState};
+use boardcast::board::{BoardCommand, GameState, UNREAD_REMARK};
 use boardcast::inference::{Choice, EngineConfig, Event};
 use boardcast::journal::{JournaledCore, Rebuilder, file};
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
@@ -156,6 +161,12 @@ struct Board {
     interruptions: Vec<(Cause, Duration, Duration)>,
     /// When the arbiter, called by an ambiguity or an irregular board, reaches the board.
     arbiter: Option<Duration>,
+    /// When the arbiter next reads the game's remarks for one saying the board went
+    /// unread (after a link gap or a restart; never with `--no-unread-checks`), and the
+    /// remarks read so far, by ply.
+    unread_check: Option<Duration>,
+    unread_checks_on: bool,
+    unread_read: Vec<(usize, String)>,
     /// The last ambiguity whose candidates missed the moves played, as the game (by its
     /// number on this board) and the recorded moves it opened after: a carried ambiguity
     /// changes its candidates at every move but not the record, so it is one episode.
@@ -267,6 +278,14 @@ struct Tally {
     amendments: usize,
     amended_plies: usize,
     amendments_refused: usize,
+    /// Remarks that the board went unread in play the arbiter checked against the
+    /// scoresheet; of those, records amended (plies entered, recorded plies replaced)
+    /// and amendments the engine refused.
+    unread_checks: usize,
+    unread_amendments: usize,
+    unread_entered: usize,
+    unread_replaced: usize,
+    unread_refused: usize,
 }
 
 fn sim_config(seed: u64) -> SimConfig {
@@ -362,6 +381,7 @@ impl Board {
         self.restarts += 1;
         self.interruptions
             .push((Cause::Restart, now, now + downtime));
+        self.call_unread_check(now + downtime);
         self.next_restart(now + downtime);
     }
 
@@ -504,6 +524,91 @@ impl Board {
         }
     }
 
+    /// The board is read again from `at` on, after a link gap or a restart: the arbiter
+    /// reads the game's remarks [`ARBITER_DELAY`] later (see `check_unread`).
+    fn call_unread_check(&mut self, at: Duration) {
+        if self.unread_checks_on {
+            let due = at + ARBITER_DELAY;
+            self.unread_check = Some(self.unread_check.map_or(due, |d| d.max(due)));
+        }
+    }
+
+    /// The arbiter reads the game's remarks; a new one saying the board went unread in
+    /// play (moves made and taken back meanwhile leave no trace) sends them to the
+    /// scoresheet. When the record differs from the scoresheet's moves finished so far
+    /// from the remark's move on (that move too: one read before the board went unread
+    /// may have gone on), or misses more than the last of them (which may be settling),
+    /// the arbiter amends it from the first difference with the scoresheet's moves.
+    /// Differences before the remark's move are not the gap's and are left as they are.
+    /// A board stopped is the arbiter's other actions' to answer first: the arbiter comes
+    /// back as long after, or checks at once at the game's end (`at_end`).
+    fn check_unread(&mut self, games: &[Game], tally: &mut Tally, at_end: bool) {
+        self.unread_check = None;
+        let remarks: Vec<(usize, String)> = (self.run.core().game().moves().iter())
+            .zip(1..)
+            .flat_map(|(m, ply)| {
+                (m.comments.iter())
+                    .filter(|c| c.starts_with(UNREAD_REMARK))
+                    .map(move |c| (ply, c.clone()))
+            })
+            .collect();
+        let fresh = (remarks.iter())
+            .filter(|r| !self.unread_read.contains(r))
+            .map(|r| r.0)
+            .min();
+        let Some(remark) = fresh else {
+            return;
+        };
+        let status = self.run.core().game_status();
+        let stopped = !matches!(
+            status.state,
+            GameState::InPlay | GameState::Pending { .. } | GameState::Ended
+        );
+        if stopped && !at_end {
+            self.call_unread_check(self.run.now());
+            return;
+        }
+        self.unread_read.extend(remarks);
+        tally.unread_checks += 1;
+        if stopped {
+            return;
+        }
+        let n = status.moves.len();
+        let source = &games[self.game].sans;
+        let right = (status.moves.iter())
+            .zip(source)
+            .take_while(|(recorded, played)| recorded == played)
+            .count();
+        let finished = self.completed.len().min(source.len());
+        let differs = right < n || finished > n + 1;
+        if right + 1 < remark || right >= finished || !differs {
+            return;
+        }
+        let moves = source[right..finished].to_vec();
+        if self.tracing() {
+            self.traced.note(
+                self.run.now(),
+                &format!(
+                    "arbiter, reading the remark at ply {remark}, amends from ply {}: {}",
+                    right + 1,
+                    moves.join(" ")
+                ),
+            );
+        }
+        let command = BoardCommand::Amend {
+            from: right + 1,
+            moves: moves.clone(),
+        };
+        match self.run.command(command) {
+            Ok(()) => {
+                tally.unread_amendments += 1;
+                tally.unread_entered += moves.len();
+                tally.unread_replaced += n - right;
+            }
+            Err(_) => tally.unread_refused += 1,
+        }
+    }
+
     /// Takes the games the core finished, as the daemon's worker does to publish them.
     fn take_finished(&mut self) {
         let taken = self.run.core_mut().take_finished_games();
@@ -519,6 +624,8 @@ impl Board {
         self.written.clear();
         self.interruptions.clear();
         self.arbiter = None;
+        self.unread_check = None;
+        self.unread_read.clear();
         self.picked = None;
         self.given_up = None;
         self.end_actions = 0;
@@ -855,6 +962,7 @@ fn main() {
     let base_seed = option(&args, "--seed", 1);
     let gaps_on = !args.iter().any(|a| a == "--no-gaps");
     let restarts_on = !args.iter().any(|a| a == "--no-restarts");
+    let unread_checks_on = !args.iter().any(|a| a == "--no-unread-checks");
     let max_downtime = option(&args, "--max-downtime", MAX_DOWNTIME);
     let mut engine = EngineConfig::default();
     engine.max_search_plies =
@@ -923,6 +1031,9 @@ fn main() {
                 written: Vec::new(),
                 interruptions: Vec::new(),
                 arbiter: None,
+                unread_check: None,
+                unread_checks_on,
+                unread_read: Vec::new(),
                 missed: None,
                 picked: None,
                 given_up: None,
@@ -966,6 +1077,8 @@ fn main() {
                     board
                         .interruptions
                         .push((Cause::Gap, board.gap.0, board.gap.1));
+                    let back = board.gap.1;
+                    board.call_unread_check(back);
                     let now = board.run.now();
                     board.next_gap(now);
                 }
@@ -974,6 +1087,9 @@ fn main() {
                 }
                 if board.arbiter.is_some_and(|due| board.run.now() >= due) {
                     board.arbitrate(&games, &mut tally);
+                }
+                if board.unread_check.is_some_and(|due| board.run.now() >= due) {
+                    board.check_unread(&games, &mut tally, false);
                 }
                 if let Some(why) = board.given_up.take() {
                     board.check(&games, &mut tally, Some(why));
@@ -990,6 +1106,7 @@ fn main() {
                 let until = until.min(board.restart_at);
                 let until = until
                     .min(board.arbiter.unwrap_or(Duration::MAX))
+                    .min(board.unread_check.unwrap_or(Duration::MAX))
                     .max(board.run.now());
                 let tracing = board.tracing();
                 let completed = &mut board.completed;
@@ -1038,6 +1155,11 @@ fn main() {
                         }
                     }
                     Progress::Finished => {
+                        // The arbiter reads a remark due at the game's end then.
+                        if board.unread_check.is_some() {
+                            board.check_unread(&games, &mut tally, true);
+                            continue;
+                        }
                         // The arbiter resolves what is left at the game's end at the latest,
                         // in a few actions (what one settles, the next need not).
                         if board.arbiter.is_some() {
@@ -1121,6 +1243,17 @@ fn main() {
         tally.amendments,
         tally.amended_plies,
         tally.amendments_refused
+    );
+    println!(
+        "arbiter checks of remarks that the board went unread in play: {}{}; records amended \
+         from the scoresheet there: {} ({} plies entered, {} recorded plies replaced); \
+         refused: {}",
+        tally.unread_checks,
+        if unread_checks_on { "" } else { " (off)" },
+        tally.unread_amendments,
+        tally.unread_entered,
+        tally.unread_replaced,
+        tally.unread_refused
     );
     for ((near, kind), (count, lost, phantom)) in &tally.kinds {
         println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");

@@ -87,9 +87,10 @@ pub enum BoardCommand {
     /// from the scoresheets), or moves the arbiter enters from the scoresheets for an
     /// irregular board, then explain the board from there.
     Resolve(Choice),
-    /// Replace the recorded moves from ply `from` (1-based) on by `moves` (SAN, from the
-    /// scoresheets), when the board follows from them: a move recorded wrongly before the
-    /// board stopped (see `Engine::amend`).
+    /// Replace the recorded moves from ply `from` (1-based; the ply after the last
+    /// recorded adds them) on by `moves` (SAN, from the scoresheets), when the board
+    /// follows from them: a move recorded wrongly before the board stopped, or moves made
+    /// and taken back while it went unread (see `Engine::amend`).
     Amend {
         /// The 1-based ply of the first recorded move to replace.
         from: usize,
@@ -111,11 +112,15 @@ pub enum BoardCommand {
 /// (a USB glitch, a port reopened at once) cannot hide one.
 const UNREAD_NOTED_OVER: Duration = Duration::from_secs(2);
 
+/// How the remark on a board that went unread in play begins (see `unread_note`), for
+/// whoever reads the game's remarks.
+pub const UNREAD_REMARK: &str = "board not read for";
+
 /// The remark for the arbiter on a board that went unread for `gap` in play: the board
 /// read after it shows no move made and taken back meanwhile.
 fn unread_note(gap: Duration) -> String {
     format!(
-        "board not read for {} s: a move made and taken back meanwhile leaves no trace; \
+        "{UNREAD_REMARK} {} s: a move made and taken back meanwhile leaves no trace; \
          check the scoresheet",
         gap.as_secs()
     )

@@ -20,6 +20,7 @@ use std::time::Duration;
 use boardcast_protocol::Message;
 
 use crate::board::{BoardCommand, BoardCore, GameStatus};
+use crate::game::GameRecord;
 use crate::inference::{EngineConfig, EngineError, Event};
 use crate::mirror::Mirror;
 use crate::recording::EngineSettings;
@@ -141,6 +142,11 @@ impl JournaledCore {
     /// The mirror.
     pub fn mirror(&self) -> &Mirror {
         self.core.mirror()
+    }
+
+    /// The game record as inferred so far, remarks included.
+    pub fn game(&self) -> &GameRecord {
+        self.core.game()
     }
 
     /// Applies a board message at the caller's `now`; returns whether the mirror or the
