@@ -286,6 +286,8 @@ struct Tally {
     unread_entered: usize,
     unread_replaced: usize,
     unread_refused: usize,
+    /// Each such amendment or refusal: the board, game, remark and what changed.
+    unread_cases: Vec<String>,
 }
 
 fn sim_config(seed: u64) -> SimConfig {
@@ -599,13 +601,28 @@ impl Board {
             from: right + 1,
             moves: moves.clone(),
         };
+        let case = format!(
+            "board {} seed {:#x} {} at {:.1} s: remark at ply {remark}; from ply {}, recorded \
+             {:?}, scoresheet {:?}",
+            self.number,
+            self.seed,
+            games[self.game].name,
+            self.run.now().as_secs_f64(),
+            right + 1,
+            status.moves[right..].join(" "),
+            moves.join(" ")
+        );
         match self.run.command(command) {
             Ok(()) => {
                 tally.unread_amendments += 1;
                 tally.unread_entered += moves.len();
                 tally.unread_replaced += n - right;
+                tally.unread_cases.push(format!("amended: {case}"));
             }
-            Err(_) => tally.unread_refused += 1,
+            Err(e) => {
+                tally.unread_refused += 1;
+                tally.unread_cases.push(format!("refused ({e}): {case}"));
+            }
         }
     }
 
@@ -1155,11 +1172,6 @@ fn main() {
                         }
                     }
                     Progress::Finished => {
-                        // The arbiter reads a remark due at the game's end then.
-                        if board.unread_check.is_some() {
-                            board.check_unread(&games, &mut tally, true);
-                            continue;
-                        }
                         // The arbiter resolves what is left at the game's end at the latest,
                         // in a few actions (what one settles, the next need not).
                         if board.arbiter.is_some() {
@@ -1173,6 +1185,11 @@ fn main() {
                                 "{MAX_END_ACTIONS} arbiter actions at the game's end did not \
                                  settle it"
                             ));
+                        }
+                        // Then reads a remark due, on the board those actions settled.
+                        if board.given_up.is_none() && board.unread_check.is_some() {
+                            board.check_unread(&games, &mut tally, true);
+                            continue;
                         }
                         let stuck = board.given_up.take();
                         board.check(&games, &mut tally, stuck);
@@ -1255,6 +1272,9 @@ fn main() {
         tally.unread_replaced,
         tally.unread_refused
     );
+    for case in &tally.unread_cases {
+        println!("  {case}");
+    }
     for ((near, kind), (count, lost, phantom)) in &tally.kinds {
         println!("  {near}, {kind}: {count} games, {lost} lost, {phantom} phantom");
     }
