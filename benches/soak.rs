@@ -64,8 +64,9 @@ const MAX_DOWNTIME: u64 = 10_000;
 /// A gap or restart this close after a move's last action may have caused a difference
 /// at that move (the settle window and the fresh dump come after it).
 const NEAR: Duration = Duration::from_secs(3);
-/// How long after a board reports an ambiguity the arbiter picks the sequence the
-/// scoresheets show (`BoardCommand::Resolve`; the soak's arbiter does nothing else).
+/// How long after a board reports an ambiguity or an irregular board the arbiter acts
+/// on it from the scoresheets (`BoardCommand::Resolve` or `Amend`), and after a board is
+/// read again following a link gap or a restart the arbiter reads the game's remarks.
 const ARBITER_DELAY: Duration = Duration::from_secs(10);
 /// Arbiter actions in a row at a game's end after which the harness gives the game up
 /// (each should settle what it answers; the game's end waits on none of them).
