@@ -20,11 +20,13 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use boardcast_protocol::RawBoard;
-use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, uci::UciMove};
+use shakmaty::{Bitboard, CastlingMode, Chess, Color, Move, Position, Role, Square, uci::UciMove};
 
 use super::analysis::Unexplained;
 use super::candidates::{Candidate, Candidates, Match, Origin};
-use super::codes::{Codes, EMPTY, code_piece, diff, from_board, from_hardware, piece_code};
+use super::codes::{
+    Codes, EMPTY, code_piece, diff, from_board, from_hardware, move_squares, piece_code,
+};
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
@@ -758,9 +760,36 @@ impl Engine {
             self.assumed_queen = Some(ply);
         }
         self.move_lift = self.first_lift;
-        self.first_lift = FirstLift::NotYet;
         self.turn_open = false;
         self.rebuild();
+        self.first_lift = self.lifted_after(mv, before.turn());
+    }
+
+    /// The first lift of the side to move as `mv` (by `mover`) is recorded: a piece of
+    /// theirs already off its square, read leaving it after the last of the move's
+    /// squares changed (a fast reply, begun within the move's settle window, when
+    /// `track_lifts` still counted the mover's pieces). One such piece is the reply's
+    /// first lift (a rook lifted then, before the king, makes castling a touch-move
+    /// irregularity); several leave the order unclear. A piece read leaving in the
+    /// reading that completed the move may have gone first, so it does not count.
+    fn lifted_after(&self, mv: Move, mover: Color) -> FirstLift {
+        let changed = |sq: Square| self.changed_at[sq.to_usize()];
+        let Some(landed) = move_squares(mv, mover)
+            .into_iter()
+            .filter_map(changed)
+            .max()
+        else {
+            return FirstLift::NotYet;
+        };
+        let pos = self.record.position();
+        let mut lifted = (pos.board().by_color(pos.turn()).into_iter())
+            .filter(|sq| self.observed[sq.to_usize()] != self.expected[sq.to_usize()])
+            .filter_map(|sq| changed(sq).filter(|&at| at > landed).map(|at| (sq, at)));
+        match (lifted.next(), lifted.next()) {
+            (Some((sq, at)), None) => FirstLift::At(sq, at),
+            (Some(_), Some(_)) => FirstLift::Unclear,
+            _ => FirstLift::NotYet,
+        }
     }
 
     /// Records `moves` one after the other, the first replacing the last move when
