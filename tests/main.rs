@@ -23,6 +23,8 @@ mod mirror;
 mod nats;
 mod push;
 mod record;
+mod recording_cases;
+mod recordings;
 mod replug;
 mod scenarios;
 /// The soak's alignment of a record with its source: a bench runs without the test

@@ -4,7 +4,7 @@
 //! made meanwhile; more moves than the search reaches leave the board irregular.
 
 use std::io::{BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use serde_json::json;
 use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
 use crate::http_harness::{Daemon, TOKEN, send_json};
 use crate::record;
+use crate::recordings::recordings_in;
 
 /// A Ruy Lopez, 20 plies.
 pub const OPENING: [&str; 20] = [
@@ -80,17 +81,6 @@ fn moves_while_unplugged(board: &PtyBoard, status: &Path) -> usize {
         (board_status(status)["connection"] == "responding").then_some(())
     });
     count
-}
-
-/// The recordings a daemon wrote in `dir`, one per connection, in the order made (their
-/// names carry the start time).
-fn recordings_in(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("recording dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    files
 }
 
 #[test]
