@@ -161,7 +161,8 @@ pub struct NatsLoginArgs {
         requires = "nats_password"
     )]
     pub nats_user: Option<String>,
-    /// The NATS password of --nats-user.
+    /// The NATS password of --nats-user. Better in the environment: the command line
+    /// shows in `ps`.
     #[arg(
         long,
         value_name = "PASSWORD",
@@ -170,7 +171,7 @@ pub struct NatsLoginArgs {
         requires = "nats_user"
     )]
     pub nats_password: Option<Secret>,
-    /// The NATS token.
+    /// The NATS token. Better in the environment: the command line shows in `ps`.
     #[arg(
         long,
         value_name = "TOKEN",

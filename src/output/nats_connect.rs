@@ -147,7 +147,9 @@ impl NatsServers {
                 (found, known) if found == *known => {}
                 _ => return Err(NatsUrlError::DifferentCredentials(shown)),
             }
-            addrs.push(without_userinfo(addr));
+            let addr = without_userinfo(addr)
+                .map_err(|e| NatsUrlError::Invalid(part_shown.clone(), e.to_string()))?;
+            addrs.push(addr);
         }
         Ok(NatsServers { shown, addrs, auth })
     }
@@ -160,11 +162,6 @@ impl NatsServers {
             (NatsAuth::Anonymous, auth) => Ok(NatsServers { auth, ..self }),
             _ => Err(NatsUrlError::CredentialsTwice(self.shown)),
         }
-    }
-
-    /// The server addresses, without credentials.
-    pub fn addrs(&self) -> &[ServerAddr] {
-        &self.addrs
     }
 
     /// Connects with `options` plus the credentials.
@@ -183,12 +180,12 @@ impl fmt::Display for NatsServers {
     }
 }
 
-fn without_userinfo(addr: ServerAddr) -> ServerAddr {
-    let mut url = addr.clone().into_inner();
+fn without_userinfo(addr: ServerAddr) -> std::io::Result<ServerAddr> {
+    let mut url = addr.into_inner();
     // Both fail only for URLs that cannot have userinfo, which hold none then.
     let _ = url.set_username("");
     let _ = url.set_password(None);
-    ServerAddr::from_url(url).unwrap_or(addr)
+    ServerAddr::from_url(url)
 }
 
 /// A NATS URL (one server or several, comma-separated) for a log or an error message:
@@ -216,7 +213,7 @@ mod tests {
     fn server_urls_are_checked() {
         let hosts = |url| {
             NatsServers::parse(url).map(|s| {
-                s.addrs()
+                s.addrs
                     .iter()
                     .map(|a| format!("{}://{}:{}", a.scheme(), a.host(), a.port()))
                     .collect::<Vec<_>>()
@@ -264,7 +261,7 @@ mod tests {
                 password: Secret("p@ss".into())
             }
         );
-        for addr in servers.addrs() {
+        for addr in &servers.addrs {
             assert_eq!((addr.username(), addr.password()), (None, None));
         }
         let token = NatsServers::parse("tls://s3cret@a").unwrap();
