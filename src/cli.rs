@@ -1,12 +1,16 @@
 //! The command line: every subcommand and option, with the help text users read.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
+use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, Parser, Subcommand};
 
 use crate::inference::{EngineConfig, Mode};
+use crate::output::nats_connect::{NatsAuth, NatsServers, Secret};
 
 /// boardcast turns electronic chessboards into live, correct PGN.
 #[derive(Debug, Parser)]
@@ -21,7 +25,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the daemon on one or more boards.
-    Run(RunArgs),
+    // Boxed: its options outweigh every other command's (clippy::large_enum_variant).
+    Run(Box<RunArgs>),
     /// Run a simulated DGT board on a pseudo-terminal, for tests and demos.
     Simulate(boardcast_simulator::cli::SimulateArgs),
     /// List serial ports and mark the ones that look like DGT boards.
@@ -115,24 +120,80 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
     /// Publish every board's events, PGN and state to this NATS server (with JetStream),
     /// e.g. nats://127.0.0.1:4222, for `boardcast relay` and other readers.
-    #[arg(long, value_name = "URL", value_parser = nats_url)]
-    pub nats: Option<String>,
+    /// Credentials may be in its userinfo (nats://USER:PASSWORD@HOST, nats://TOKEN@HOST)
+    /// or in the --nats-user, --nats-password and --nats-token options.
+    #[arg(long, value_name = "URL", value_parser = NatsUrl)]
+    pub nats: Option<NatsServers>,
     /// The number of this bridge's board 1 in the round on NATS, when several bridges
     /// feed one round (board N is published as N + FIRST - 1).
     #[arg(long, value_name = "FIRST", default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u64).range(1..))]
     pub nats_first_board: u64,
+    /// How to log in to NATS.
+    #[command(flatten)]
+    pub nats_login: NatsLoginArgs,
 }
 
 /// Options of `boardcast relay`.
 #[derive(Debug, Args)]
 pub struct RelayArgs {
-    /// The NATS server the bridges publish to, e.g. nats://127.0.0.1:4222.
-    #[arg(long, value_name = "URL", value_parser = nats_url)]
-    pub nats: String,
+    /// The NATS server the bridges publish to, e.g. nats://127.0.0.1:4222 (credentials as
+    /// for `run --nats`).
+    #[arg(long, value_name = "URL", value_parser = NatsUrl)]
+    pub nats: NatsServers,
+    /// How to log in to NATS.
+    #[command(flatten)]
+    pub nats_login: NatsLoginArgs,
     /// Serve the HTTP API and the viewer page on this address (port 0 picks a free port,
     /// logged as `listening on http://ADDR`).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub http: std::net::SocketAddr,
+}
+
+/// The NATS credentials of `run` and `relay`, when the URL has none. The secrets are
+/// best given in the environment: the command line shows in `ps`.
+#[derive(Debug, Args)]
+pub struct NatsLoginArgs {
+    /// The NATS user name, with --nats-password.
+    #[arg(
+        long,
+        value_name = "USER",
+        env = "BOARDCAST_NATS_USER",
+        requires = "nats_password"
+    )]
+    pub nats_user: Option<String>,
+    /// The NATS password of --nats-user. Better in the environment: the command line
+    /// shows in `ps`.
+    #[arg(
+        long,
+        value_name = "PASSWORD",
+        env = "BOARDCAST_NATS_PASSWORD",
+        hide_env_values = true,
+        requires = "nats_user"
+    )]
+    pub nats_password: Option<Secret>,
+    /// The NATS token. Better in the environment: the command line shows in `ps`.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "BOARDCAST_NATS_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "nats_user"
+    )]
+    pub nats_token: Option<Secret>,
+}
+
+impl NatsLoginArgs {
+    /// The credentials these options give.
+    pub fn auth(&self) -> NatsAuth {
+        match (&self.nats_user, &self.nats_password, &self.nats_token) {
+            (Some(user), Some(password), _) => NatsAuth::UserPassword {
+                user: user.clone(),
+                password: password.clone(),
+            },
+            (_, _, Some(token)) => NatsAuth::Token(token.clone()),
+            _ => NatsAuth::Anonymous,
+        }
+    }
 }
 
 /// How moves are worked out from the board.
@@ -286,9 +347,31 @@ pub struct DemoArgs {
     pub no_http: bool,
 }
 
-/// A `--nats` URL, checked (see [`crate::output::nats::servers`]) and kept as given.
-fn nats_url(url: &str) -> Result<String, String> {
-    crate::output::nats::servers(url).map(|_| url.to_string())
+/// Reads a `--nats` URL (see [`NatsServers::parse`]). Not a plain function parser:
+/// clap would put the value, credentials and all, in its error message.
+#[derive(Clone)]
+struct NatsUrl;
+
+impl TypedValueParser for NatsUrl {
+    type Value = NatsServers;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<NatsServers, clap::Error> {
+        let invalid = |message: String| {
+            let name = arg.map_or_else(|| "--nats".to_string(), ToString::to_string);
+            clap::Error::raw(
+                ErrorKind::ValueValidation,
+                format!("invalid value for '{name}': {message}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let url = value.to_str().ok_or_else(|| invalid("not UTF-8".into()))?;
+        NatsServers::parse(url).map_err(|e| invalid(e.to_string()))
+    }
 }
 
 #[cfg(test)]

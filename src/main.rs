@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Simulate(args) => {
             boardcast_simulator::cli::run(args).map_err(|e| (EXIT_FAILURE, e.to_string()))
         }
@@ -94,10 +94,15 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
         pgn_dir: args.pgn_dir,
         round: file.round,
         push: file.push,
-        nats: args.nats.map(|url| NatsTarget {
-            url,
-            first_board: usize::try_from(args.nats_first_board).unwrap_or(1),
-        }),
+        nats: match args.nats {
+            Some(servers) => Some(NatsTarget {
+                servers: servers
+                    .with_auth(args.nats_login.auth())
+                    .map_err(|e| (EXIT_FAILURE, format!("--nats {e}")))?,
+                first_board: usize::try_from(args.nats_first_board).unwrap_or(1),
+            }),
+            None => None,
+        },
         max_connections: args.max_connections,
         header_timeout: Duration::from_secs(args.header_timeout),
     };
@@ -107,7 +112,11 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
 
 fn run_relay(args: &RelayArgs) -> Result<(), (i32, String)> {
     let config = RelayConfig {
-        nats: args.nats.clone(),
+        nats: args
+            .nats
+            .clone()
+            .with_auth(args.nats_login.auth())
+            .map_err(|e| (EXIT_FAILURE, format!("--nats {e}")))?,
         http: args.http,
     };
     relay::run(&config, signals::shutdown_flag()).map_err(|e| (e.exit_code(), e.to_string()))

@@ -30,7 +30,8 @@ use futures_util::StreamExt;
 use crate::error::EXIT_FAILURE;
 use crate::http;
 use crate::output::hub::{Hub, RemoteBoard};
-use crate::output::nats::{STATE_FILTER, StateMessage, servers, stream_config};
+use crate::output::nats::{STATE_FILTER, StateMessage, stream_config};
+use crate::output::nats_connect::NatsServers;
 use crate::output::round::Round;
 
 /// How often the relay looks at the shutdown flag.
@@ -41,8 +42,8 @@ const RETRY: Duration = Duration::from_secs(1);
 /// What the relay runs.
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
-    /// The NATS server URL.
-    pub nats: String,
+    /// The NATS servers, and the credentials to log in with.
+    pub nats: NatsServers,
     /// Where to serve HTTP.
     pub http: SocketAddr,
 }
@@ -56,7 +57,7 @@ pub enum RelayError {
     /// NATS could not be reached or its JetStream used at start.
     #[error("NATS {url}: {message}")]
     Nats {
-        /// The server URL.
+        /// The server URL, credentials redacted.
         url: String,
         /// What failed.
         message: String,
@@ -114,12 +115,12 @@ pub fn run(config: &RelayConfig, shutdown: Arc<AtomicBool>) -> Result<(), RelayE
 
 async fn serve(config: &RelayConfig, shutdown: &AtomicBool) -> Result<(), RelayError> {
     let nats_error = |message: String| RelayError::Nats {
-        url: config.nats.clone(),
+        url: config.nats.to_string(),
         message,
     };
-    let client = async_nats::ConnectOptions::new()
-        .name("boardcast relay")
-        .connect(servers(&config.nats).map_err(nats_error)?)
+    let client = config
+        .nats
+        .connect(async_nats::ConnectOptions::new().name("boardcast relay"))
         .await
         .map_err(|e| nats_error(e.to_string()))?;
     let context = jetstream::new(client);

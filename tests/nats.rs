@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 
 use crate::harness::{Running, boardcast, poll, scratch};
-use crate::http_harness::{Daemon, Sim, is_move, sans, send_json};
+use crate::http_harness::{Daemon, Sim, TOKEN, is_move, sans, send_json};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -23,13 +23,19 @@ struct NatsServer {
 
 impl NatsServer {
     fn start(store: &Path, port: u16) -> NatsServer {
+        NatsServer::start_with(store, port, &[])
+    }
+
+    /// Like `start`, with more nats-server options (e.g. `--auth TOKEN`).
+    fn start_with(store: &Path, port: u16, extra: &[&str]) -> NatsServer {
         let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
             .into_iter()
             .find(|p| Path::new(p).exists())
             .unwrap_or("nats-server");
         let mut cmd = Command::new(binary);
         cmd.args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(store);
+            .arg(store)
+            .args(extra);
         let mut running = Running::start(cmd);
         running
             .wait_for_stderr("Server is ready", WAIT)
@@ -51,8 +57,30 @@ fn free_port() -> u16 {
 }
 
 fn relay(url: &str) -> Daemon {
+    Daemon::attach(Running::start(relay_command(url, &[], "info")))
+}
+
+/// `boardcast relay --nats URL` with `env` set and `RUST_LOG` at `log`.
+fn relay_command(url: &str, env: &[(&str, &str)], log: &str) -> Command {
     let mut cmd = boardcast();
-    cmd.args(["relay", "--nats", url, "--http", "127.0.0.1:0"]);
+    cmd.env("RUST_LOG", log).envs(env.iter().copied()).args([
+        "relay",
+        "--nats",
+        url,
+        "--http",
+        "127.0.0.1:0",
+    ]);
+    cmd
+}
+
+/// A bridge for the board at `port`, publishing to `url` with `env` set, logging
+/// everything.
+fn tracing_bridge(port: &str, url: &str, env: &[(&str, &str)]) -> Daemon {
+    let mut cmd = boardcast();
+    cmd.env("RUST_LOG", "trace")
+        .envs(env.iter().copied())
+        .args(["run", "--http", "127.0.0.1:0", "--token", TOKEN])
+        .args(["--port", port, "--nats", url]);
     Daemon::attach(Running::start(cmd))
 }
 
@@ -357,4 +385,114 @@ fn a_bad_nats_url_stops_at_start_and_a_missing_server_is_waited_for() {
             bridge.running.stderr_so_far()
         )
     });
+}
+
+/// Every way to give NATS credentials works against a server that requires them, for
+/// bridge and relay alike (a move reaches the relay), and with everything logged
+/// (`RUST_LOG=trace`, async-nats included) the secret never reaches either log: a
+/// password in the URL (percent-encoded, as URLs need) and in the environment, a token
+/// in the URL and in the environment.
+#[test]
+fn nats_credentials_log_in_and_never_reach_the_log() {
+    const PASSWORD: &str = "pw-Secret:42@x";
+    const PASSWORD_IN_URL: &str = "pw-Secret%3A42%40x";
+    const TOKEN_SECRET: &str = "tok-Secret-0123456789";
+    let secrets = [PASSWORD, PASSWORD_IN_URL, TOKEN_SECRET];
+    let dir = scratch("nats-credentials");
+    log_in_quietly(
+        &dir.join("user"),
+        &["--user", "bridge", "--pass", PASSWORD],
+        |port| Login {
+            bridge_url: format!("nats://127.0.0.1:{port}"),
+            bridge_env: vec![
+                ("BOARDCAST_NATS_USER", "bridge"),
+                ("BOARDCAST_NATS_PASSWORD", PASSWORD),
+            ],
+            relay_url: format!("nats://bridge:{PASSWORD_IN_URL}@127.0.0.1:{port}"),
+            relay_env: vec![],
+        },
+        &secrets,
+    );
+    log_in_quietly(
+        &dir.join("token"),
+        &["--auth", TOKEN_SECRET],
+        |port| Login {
+            bridge_url: format!("nats://{TOKEN_SECRET}@127.0.0.1:{port}"),
+            bridge_env: vec![],
+            relay_url: format!("nats://127.0.0.1:{port}"),
+            relay_env: vec![("BOARDCAST_NATS_TOKEN", TOKEN_SECRET)],
+        },
+        &secrets,
+    );
+}
+
+/// How a bridge and a relay are told to log in to NATS.
+struct Login {
+    bridge_url: String,
+    bridge_env: Vec<(&'static str, &'static str)>,
+    relay_url: String,
+    relay_env: Vec<(&'static str, &'static str)>,
+}
+
+/// Starts a nats-server storing in `store` with `server_args` and a bridge and relay
+/// logging in as `login` says for the server's port; a move reaches the relay, and
+/// neither log holds any of `secrets`.
+fn log_in_quietly(
+    store: &Path,
+    server_args: &[&str],
+    login: impl Fn(u16) -> Login,
+    secrets: &[&str],
+) {
+    let port = free_port();
+    let _nats = NatsServer::start_with(store, port, server_args);
+    let login = login(port);
+    let mut sim = Sim::stepped(5);
+    let mut bridge = tracing_bridge(&sim.path, &login.bridge_url, &login.bridge_env);
+    let relay_command = relay_command(&login.relay_url, &login.relay_env, "trace");
+    let mut relay = Daemon::attach(Running::start(relay_command));
+    let played = vec![sim.step()];
+    relay.wait_json("/api/boards", WAIT, |b| {
+        b.as_array().is_some_and(|a| a.len() == 1) && sans(&b[0]) == played
+    });
+    for (name, running) in [
+        ("bridge", &mut bridge.running),
+        ("relay", &mut relay.running),
+    ] {
+        let log = running.stderr_so_far();
+        assert!(log.contains("TRACE"), "{name}: the log runs at trace level");
+        for secret in secrets {
+            assert!(!log.contains(secret), "{name}: {secret} in the log:\n{log}");
+        }
+    }
+}
+
+/// Wrong credentials: the bridge says so in its log and keeps recording (async-nats
+/// retries), the relay stops with an error naming the server; neither shows the
+/// secret or panics.
+#[test]
+fn wrong_nats_credentials_are_reported_without_the_secret() {
+    const WRONG: &str = "wrong-Secret-9876";
+    let dir = scratch("nats-wrong-credentials");
+    let nats = NatsServer::start_with(&dir.join("store"), free_port(), &["--auth", "right"]);
+    let mut sim = Sim::stepped(5);
+    let mut bridge = tracing_bridge(&sim.path, &nats.url(), &[("BOARDCAST_NATS_TOKEN", WRONG)]);
+    bridge
+        .running
+        .wait_for_stderr("authorization violation; retrying", WAIT)
+        .unwrap_or_else(|| panic!("no error logged:\n{}", bridge.running.stderr_so_far()));
+    let played = vec![sim.step()];
+    bridge.wait_json("/api/boards/1", WAIT, |b| sans(b) == played);
+    let log = bridge.running.stderr_so_far();
+    assert!(!log.contains(WRONG) && !log.contains("panicked"), "{log}");
+
+    let url = format!("nats://user:{WRONG}@127.0.0.1:{}", nats.port);
+    let mut relay = Running::start(relay_command(&url, &[], "trace"));
+    assert_eq!(relay.wait_exit(WAIT), Some(1));
+    let log = relay.stderr_so_far();
+    let shown = format!("boardcast: NATS nats://***@127.0.0.1:{}: ", nats.port);
+    assert!(
+        log.contains(&shown) && log.contains("authorization violation"),
+        "{log}"
+    );
+    assert!(!log.contains(WRONG) && !log.contains("panicked"), "{log}");
 }

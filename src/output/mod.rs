@@ -7,6 +7,7 @@ pub mod event;
 pub mod files;
 pub mod hub;
 pub mod nats;
+pub mod nats_connect;
 pub mod push;
 pub mod round;
 pub mod view;

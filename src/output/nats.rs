@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use async_nats::ServerAddr;
 use async_nats::jetstream;
 use async_nats::jetstream::stream::{Config as StreamConfig, StorageType};
 use serde::{Deserialize, Serialize};
@@ -27,6 +26,7 @@ use crate::status::BoardStatus;
 
 use super::event::Change;
 use super::hub::Hub;
+use super::nats_connect::NatsServers;
 use super::view::BoardView;
 
 /// The JetStream stream that keeps each board's last PGN and state.
@@ -44,37 +44,11 @@ const RETRY: Duration = Duration::from_secs(1);
 /// Where and how to publish.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NatsTarget {
-    /// The server URL (`nats://host:4222`, or several, comma-separated).
-    pub url: String,
+    /// The servers, and the credentials to log in with.
+    pub servers: NatsServers,
     /// The number this bridge's board 1 has in the round, so that several bridges can
     /// feed one round (board N is published as `first_board + N - 1`).
     pub first_board: usize,
-}
-
-/// The servers a `--nats` URL names: one address or several separated by commas, each
-/// `nats://host[:port]` or `tls://host[:port]` (a bare `host[:port]` is `nats://`; the
-/// port defaults to 4222). Checked when the command line is read, so that a mistyped
-/// URL stops the daemon at once instead of leaving it retrying something that can
-/// never work; a server that is merely not there yet is waited for.
-pub fn servers(url: &str) -> Result<Vec<ServerAddr>, String> {
-    let mut servers = Vec::new();
-    for part in url.split(',').map(str::trim) {
-        if part.is_empty() {
-            return Err(format!("`{url}` has an empty server address"));
-        }
-        let server: ServerAddr = part.parse().map_err(|e| format!("`{part}`: {e}"))?;
-        let scheme = server.scheme();
-        if scheme != "nats" && scheme != "tls" {
-            return Err(format!(
-                "`{part}`: {scheme}:// is not supported; use nats:// or tls://"
-            ));
-        }
-        if server.host().is_empty() {
-            return Err(format!("`{part}` has no host"));
-        }
-        servers.push(server);
-    }
-    Ok(servers)
 }
 
 /// One board's full state, as kept in the stream on `.state`.
@@ -166,18 +140,10 @@ pub async fn publish_to_nats(hub: Arc<Hub>, target: NatsTarget) {
             let sent = connection_tx.send(event);
             async move { drop(sent) }
         });
-    // Checked on the command line already; a library caller gets the error logged.
-    let servers = match servers(&target.url) {
-        Ok(servers) => servers,
-        Err(e) => {
-            tracing::error!("NATS: {e}");
-            return;
-        }
-    };
-    let client = match options.connect(servers).await {
+    let client = match target.servers.connect(options).await {
         Ok(client) => client,
         Err(e) => {
-            tracing::error!(url = %target.url, "NATS: cannot connect: {e}");
+            tracing::error!(url = %target.servers, "NATS: cannot connect: {e}");
             return;
         }
     };
@@ -195,7 +161,7 @@ pub async fn publish_to_nats(hub: Arc<Hub>, target: NatsTarget) {
                 let Some(event) = event else { return };
                 match event {
                     async_nats::Event::Connected => {
-                        tracing::info!(url = %target.url, "NATS: connected");
+                        tracing::info!(url = %target.servers, "NATS: connected");
                         ready = ensure_stream(&stream).await;
                         // Whatever went out before may be lost (a restarted server):
                         // every board's state goes out again.
@@ -204,8 +170,13 @@ pub async fn publish_to_nats(hub: Arc<Hub>, target: NatsTarget) {
                         }
                     }
                     async_nats::Event::Disconnected => {
-                        tracing::warn!(url = %target.url, "NATS: disconnected; boards keep recording, reconnecting");
+                        tracing::warn!(url = %target.servers, "NATS: disconnected; boards keep recording, reconnecting");
                         ready = false;
+                    }
+                    // A failed (re)connection, e.g. "authorization violation" for wrong
+                    // credentials: worth seeing, as async-nats retries it for ever.
+                    async_nats::Event::ClientError(e) => {
+                        tracing::warn!(url = %target.servers, "NATS: {e}; retrying");
                     }
                     other => tracing::debug!("NATS: {other}"),
                 }
@@ -340,33 +311,6 @@ async fn flush(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_urls_are_checked() {
-        let hosts = |url| {
-            servers(url).map(|s| {
-                s.iter()
-                    .map(|a| format!("{}://{}:{}", a.scheme(), a.host(), a.port()))
-                    .collect::<Vec<_>>()
-            })
-        };
-        assert_eq!(hosts("nats://a:1").unwrap(), ["nats://a:1"]);
-        assert_eq!(
-            hosts("nats://a:1, tls://b,c").unwrap(),
-            ["nats://a:1", "tls://b:4222", "nats://c:4222"]
-        );
-        for bad in [
-            "http://a",
-            "ws://a",
-            "nats://a:70000",
-            "nats://a b",
-            "nats://",
-            "a,",
-            "",
-        ] {
-            assert!(servers(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn tokens_are_reversible_and_valid() {
