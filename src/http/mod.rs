@@ -80,7 +80,7 @@ async fn run(listener: TcpListener, app: App, max_connections: usize, header_tim
 
 /// Every route the server answers, with its handlers: the one list of them, so that the
 /// tests can try each route for the token (a handler that changes anything takes
-/// [`api::Operator`] before its other arguments).
+/// [`api::Operator`] before its body).
 fn routes() -> Vec<(&'static str, MethodRouter<App>)> {
     vec![
         ("/", get(viewer::page)),
