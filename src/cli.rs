@@ -379,6 +379,7 @@ mod tests {
     use clap::{CommandFactory, FromArgMatches};
 
     use super::*;
+    use crate::daemon::HttpListen;
 
     fn replay_over(args: &[&str], base: EngineConfig) -> (EngineConfig, Vec<String>) {
         let matches = Cli::command()
@@ -466,5 +467,34 @@ mod tests {
                 Cli::command().try_get_matches_from(["boardcast", "replay", "x.rec", on, off]);
             assert!(parsed.is_err(), "{on} {off}");
         }
+    }
+
+    /// The address each command serves HTTP on when given no `--http`.
+    fn default_http(args: &[&str]) -> std::net::SocketAddr {
+        let parsed = Cli::try_parse_from(["boardcast"].iter().chain(args)).expect("parses");
+        let listen = match parsed.command {
+            Command::Run(run) => HttpListen::from_options(run.http, run.no_http),
+            Command::Demo(demo) => HttpListen::from_options(demo.http, demo.no_http),
+            Command::Relay(relay) => HttpListen::Required(relay.http),
+            _ => panic!("{args:?} serves no HTTP"),
+        };
+        match listen {
+            HttpListen::Default(addr) | HttpListen::Required(addr) => addr,
+            HttpListen::Off => panic!("{args:?}: HTTP off"),
+        }
+    }
+
+    #[test]
+    fn http_listens_on_loopback_unless_told_otherwise() {
+        for args in [
+            &["run", "--port", "/dev/ttyACM0"][..],
+            &["demo"],
+            &["relay", "--nats", "nats://127.0.0.1:4222"],
+        ] {
+            let addr = default_http(args);
+            assert!(addr.ip().is_loopback(), "{args:?}: {addr}");
+        }
+        let told = default_http(&["run", "--port", "/dev/a", "--http", "0.0.0.0:80"]);
+        assert!(told.ip().is_unspecified(), "--http is followed: {told}");
     }
 }

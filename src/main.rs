@@ -66,7 +66,7 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
     let plan = match plan::plan(&args.ports, &file.boards, args.auto) {
         // Bus ports alone are boards enough.
         Err(PlanError::NoBoards) if !args.bus.is_empty() => BoardPlan::default(),
-        planned => planned.map_err(|e| (EXIT_FAILURE, e.to_string()))?,
+        planned => planned.map_err(|e| (EXIT_FAILURE, file.place(e).to_string()))?,
     };
     let discovery = plan.discover.then(|| DiscoveryConfig {
         patterns: match args.scan.is_empty() {

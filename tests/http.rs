@@ -297,19 +297,61 @@ fn a_correction_reaches_every_consumer_and_rewrites_the_mainline() {
 fn a_bad_config_file_is_reported_with_file_line_and_field() {
     let dir = scratch("http-config");
     let config = dir.join("round.toml");
-    std::fs::write(&config, "event = \"Open\"\nround = 3\n").expect("config");
-    let mut cmd = boardcast();
-    cmd.args(["run", "--port", "/dev/null", "--no-http", "--config"])
-        .arg(&config);
-    let output = cmd.output().expect("run");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains(&config.display().to_string())
-            && stderr.contains("line 2")
-            && stderr.contains("field \"round\""),
-        "{stderr}"
-    );
+    // (file, whether --port is given too, the line and field the error names, what it says)
+    let cases = [
+        (
+            "event = \"Open\"\nround = 3\n",
+            true,
+            "line 2, field \"round\"",
+            "string",
+        ),
+        (
+            "[push]\nurl = \"lichess.org/push\"\ntoken = \"t\"\n",
+            true,
+            "line 2, field \"url\"",
+            "http:// or https://",
+        ),
+        (
+            "[[board]]\nport = \"/dev/a\"\nserial = \"1\"\n",
+            false,
+            "line 3, field \"serial\"",
+            "not both",
+        ),
+        (
+            "[[board]]\nserial = \"1\"\n[[board]]\nserial = \"1\"\n",
+            false,
+            "line 4, field \"serial\"",
+            "boards 1 and 2 name the same board",
+        ),
+        (
+            "[[board]]\nserial = \"1\"\n\n[[board]]\nwhite = \"A\"\n",
+            false,
+            "line 4:",
+            "board 2 has neither port nor serial number",
+        ),
+        (
+            "[[board]]\nwhite = \"A\"\nport = \"/dev/a\"\n",
+            true,
+            "line 3, field \"port\"",
+            "do not also give --port",
+        ),
+    ];
+    for (text, port, place, what) in cases {
+        std::fs::write(&config, text).expect("config");
+        let mut cmd = boardcast();
+        cmd.args(["run", "--no-http", "--config"]).arg(&config);
+        if port {
+            cmd.args(["--port", "/dev/null"]);
+        }
+        let output = cmd.output().expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{text:?}: {stderr}");
+        let named = format!("config file {}, {place}", config.display());
+        assert!(
+            stderr.contains(&named) && stderr.contains(what),
+            "{text:?}: wanted {named:?} and {what:?}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod auth;
 mod bad_input;
 mod browser;
 mod bus;

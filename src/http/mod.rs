@@ -6,6 +6,8 @@ mod auth;
 mod limits;
 mod live;
 mod livechess;
+#[cfg(test)]
+mod route_tests;
 mod sse;
 mod viewer;
 mod ws;
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post, put};
+use axum::routing::{MethodRouter, get, post, put};
 use tokio::net::TcpListener;
 
 use crate::output::control::BoardControl;
@@ -72,32 +74,48 @@ pub async fn serve_relay(listener: TcpListener, hub: Arc<Hub>) {
 }
 
 async fn run(listener: TcpListener, app: App, max_connections: usize, header_timeout: Duration) {
-    let router = Router::new()
-        .route("/", get(viewer::page))
-        .route("/viewer.js", get(viewer::script))
-        .route("/viewer.css", get(viewer::style))
-        .route("/games.pgn", get(api::round_pgn))
-        .route("/api/boards", get(api::boards))
-        .route("/api/boards/{id}", get(api::board))
-        .route("/api/boards/{id}/pgn", get(api::board_pgn))
-        .route("/api/boards/{id}/games", get(api::board_games))
-        .route("/api/boards/{id}/games/{file}", get(api::board_game))
-        .route("/api/boards/{id}/events", get(sse::board_events))
-        .route("/api/boards/{id}/players", put(api::set_players))
-        .route("/api/boards/{id}/result", post(api::set_result))
-        .route("/api/boards/{id}/accept", post(api::accept_board))
-        .route("/api/boards/{id}/setup", post(api::declare_setup))
-        .route("/api/boards/{id}/resolve", post(api::resolve))
-        .route("/api/round", get(api::round).put(api::set_round))
-        .route("/api/events", get(sse::all_events))
-        .route("/api/ws", get(ws::events))
-        .route("/api/v1.0", get(livechess::socket))
-        .route("/api/v1.0/eboards", get(livechess::eboards))
+    let listener = limits::LimitedListener::new(listener, max_connections);
+    limits::serve(listener, router(app), header_timeout).await;
+}
+
+/// Every route the server answers, with its handlers: the one list of them, so that the
+/// tests can try each route for the token (a handler that changes anything takes
+/// [`api::Operator`] before its body).
+fn routes() -> Vec<(&'static str, MethodRouter<App>)> {
+    vec![
+        ("/", get(viewer::page)),
+        ("/viewer.js", get(viewer::script)),
+        ("/viewer.css", get(viewer::style)),
+        ("/games.pgn", get(api::round_pgn)),
+        ("/api/boards", get(api::boards)),
+        ("/api/boards/{id}", get(api::board)),
+        ("/api/boards/{id}/pgn", get(api::board_pgn)),
+        ("/api/boards/{id}/games", get(api::board_games)),
+        ("/api/boards/{id}/games/{file}", get(api::board_game)),
+        ("/api/boards/{id}/events", get(sse::board_events)),
+        ("/api/boards/{id}/players", put(api::set_players)),
+        ("/api/boards/{id}/result", post(api::set_result)),
+        ("/api/boards/{id}/accept", post(api::accept_board)),
+        ("/api/boards/{id}/setup", post(api::declare_setup)),
+        ("/api/boards/{id}/resolve", post(api::resolve)),
+        ("/api/round", get(api::round).put(api::set_round)),
+        ("/api/events", get(sse::all_events)),
+        ("/api/ws", get(ws::events)),
+        ("/api/v1.0", get(livechess::socket)),
+        ("/api/v1.0/eboards", get(livechess::eboards)),
+    ]
+}
+
+/// The routes with the body limits, serving `app`.
+fn router(app: App) -> Router {
+    routes()
+        .into_iter()
+        .fold(Router::new(), |router, (path, route)| {
+            router.route(path, route)
+        })
         .layer(DefaultBodyLimit::max(limits::MAX_BODY))
         .layer(axum::middleware::from_fn(limits::refuse_large_bodies))
-        .with_state(app);
-    let listener = limits::LimitedListener::new(listener, max_connections);
-    limits::serve(listener, router, header_timeout).await;
+        .with_state(app)
 }
 
 /// Binds the server's address and logs it in a line scripts can read

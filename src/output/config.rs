@@ -20,10 +20,16 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use toml::Spanned;
 
 use super::push::PushTarget;
 use super::round::{Players, Round};
 use crate::link::plan::Locator;
+
+mod boards;
+
+use boards::BoardLines;
+pub use boards::BoardsError;
 
 /// Why the config file cannot be used; names the file, the line and the field.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +67,10 @@ pub struct FileConfig {
     pub boards: Vec<Locator>,
     /// Where to journal the boards (`--journal`), if anywhere.
     pub journal: Option<PathBuf>,
+    /// The file, when there is one, to name in errors found after loading.
+    path: Option<PathBuf>,
+    /// The lines of each board's table and locating fields, by board number − 1.
+    board_lines: Vec<BoardLines>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -71,7 +81,7 @@ struct RawConfig {
     round: Option<String>,
     date: Option<String>,
     #[serde(default)]
-    board: Vec<RawBoard>,
+    board: Vec<Spanned<RawBoard>>,
     push: Option<RawPush>,
     journal: Option<PathBuf>,
 }
@@ -81,14 +91,14 @@ struct RawConfig {
 struct RawBoard {
     white: Option<String>,
     black: Option<String>,
-    port: Option<PathBuf>,
-    serial: Option<String>,
+    port: Option<Spanned<PathBuf>>,
+    serial: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPush {
-    url: String,
+    url: Spanned<String>,
     token: String,
 }
 
@@ -98,21 +108,34 @@ pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text).map_err(|(line, field, message)| ConfigError::Invalid {
+    let config = parse(&text).map_err(|(line, field, message)| ConfigError::Invalid {
         path: path.to_path_buf(),
         line,
         field,
         message,
+    })?;
+    Ok(FileConfig {
+        path: Some(path.to_path_buf()),
+        ..config
     })
 }
 
 /// Parses config text; an error is (line, field note, message).
 fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
     let raw: RawConfig = toml::from_str(text).map_err(|e| {
-        let offset = e.span().map_or(0, |s| s.start);
-        let line = text[..offset.min(text.len())].matches('\n').count() + 1;
+        let line = line_at(text, e.span().map_or(0, |s| s.start));
         (line, field_on_line(text, line), e.message().to_string())
     })?;
+    let push = match raw.push {
+        Some(push) => Some(PushTarget {
+            url: push_url(push.url.get_ref()).map_err(|message| {
+                let line = line_at(text, push.url.span().start);
+                (line, ", field \"url\"".to_string(), message)
+            })?,
+            token: push.token,
+        }),
+        None => None,
+    };
     let defaults = Round::default();
     let round = Round {
         event: raw.event.unwrap_or(defaults.event),
@@ -123,29 +146,68 @@ fn parse(text: &str) -> Result<FileConfig, (usize, String, String)> {
             .board
             .iter()
             .map(|b| Players {
-                white: b.white.clone(),
-                black: b.black.clone(),
+                white: b.get_ref().white.clone(),
+                black: b.get_ref().black.clone(),
             })
             .collect(),
     };
+    let board_lines = raw
+        .board
+        .iter()
+        .map(|b| BoardLines {
+            table: line_at(text, b.span().start),
+            port: b
+                .get_ref()
+                .port
+                .as_ref()
+                .map(|p| line_at(text, p.span().start)),
+            serial: b
+                .get_ref()
+                .serial
+                .as_ref()
+                .map(|s| line_at(text, s.span().start)),
+        })
+        .collect();
     let boards = raw
         .board
         .into_iter()
-        .map(|b| Locator {
-            port: b.port,
-            serial: b.serial,
+        .map(|b| {
+            let b = b.into_inner();
+            Locator {
+                port: b.port.map(Spanned::into_inner),
+                serial: b.serial.map(Spanned::into_inner),
+            }
         })
         .collect();
-    let push = raw.push.map(|p| PushTarget {
-        url: p.url,
-        token: p.token,
-    });
     Ok(FileConfig {
         round,
         push,
         boards,
         journal: raw.journal,
+        path: None,
+        board_lines,
     })
+}
+
+/// A push `url` that can be pushed to (http or https, with a host), or what is wrong
+/// with it: checked at load, so that a mistake stops the start instead of every push.
+fn push_url(url: &str) -> Result<String, String> {
+    let uri = url.parse::<ureq::http::Uri>().ok();
+    let pushable = uri.is_some_and(|uri| {
+        matches!(uri.scheme_str(), Some("http" | "https"))
+            && uri.host().is_some_and(|host| !host.is_empty())
+    });
+    match pushable {
+        true => Ok(url.to_string()),
+        false => Err(format!(
+            "push URL {url:?}: expected an http:// or https:// URL with a host"
+        )),
+    }
+}
+
+/// The 1-based line of byte `offset` of `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// `, field "key"` for a `key = value` line, so that errors about a value name its field.
@@ -229,5 +291,26 @@ mod tests {
         // A missing field names the table that lacks it.
         let (_, _, message) = parse("[push]\nurl = \"http://x\"\n").expect_err("no token");
         assert!(message.contains("token"), "{message}");
+    }
+
+    #[test]
+    fn a_push_url_that_cannot_be_pushed_to_is_named() {
+        for url in [
+            "lichess.org/api/push",
+            "ftp://lichess.org/x",
+            "https://",
+            "http://a b/",
+        ] {
+            let text = format!("[push]\ntoken = \"t\"\nurl = \"{url}\"\n");
+            let (line, field, message) = parse(&text).expect_err(url);
+            assert_eq!(
+                (line, field.as_str()),
+                (3, ", field \"url\""),
+                "{url}: {message}"
+            );
+            assert!(message.contains(url), "{message}");
+        }
+        let fine = parse("[push]\nurl = \"https://lichess.org/api/x/push\"\ntoken = \"t\"\n");
+        assert!(fine.is_ok());
     }
 }
