@@ -762,7 +762,7 @@ impl Engine {
         self.move_lift = self.first_lift;
         self.turn_open = false;
         self.rebuild();
-        self.first_lift = self.lifted_after(mv, before.turn());
+        self.first_lift = self.reply_first_lift(mv, before.turn());
     }
 
     /// The first lift of the side to move as `mv` (by `mover`) is recorded: a piece of
@@ -772,7 +772,13 @@ impl Engine {
     /// first lift (a rook lifted then, before the king, makes castling a touch-move
     /// irregularity); several leave the order unclear. A piece read leaving in the
     /// reading that completed the move may have gone first, so it does not count.
-    fn lifted_after(&self, mv: Move, mover: Color) -> FirstLift {
+    fn reply_first_lift(&self, mv: Move, mover: Color) -> FirstLift {
+        let pos = self.record.position();
+        // Most moves are recorded with the board showing them (`diff`, set by `rebuild`).
+        let off = self.diff & pos.board().by_color(pos.turn());
+        if off.is_empty() {
+            return FirstLift::NotYet;
+        }
         let changed = |sq: Square| self.changed_at[sq.to_usize()];
         let Some(landed) = move_squares(mv, mover)
             .into_iter()
@@ -781,9 +787,7 @@ impl Engine {
         else {
             return FirstLift::NotYet;
         };
-        let pos = self.record.position();
-        let mut lifted = (pos.board().by_color(pos.turn()).into_iter())
-            .filter(|sq| self.observed[sq.to_usize()] != self.expected[sq.to_usize()])
+        let mut lifted = (off.into_iter())
             .filter_map(|sq| changed(sq).filter(|&at| at > landed).map(|at| (sq, at)));
         match (lifted.next(), lifted.next()) {
             (Some((sq, at)), None) => FirstLift::At(sq, at),
