@@ -138,6 +138,10 @@ pub fn run(
         .enable_all()
         .build()
         .map_err(RunError::Start)?;
+    // Unbounded on purpose: the task that takes the updates applies each to the hub in
+    // memory and waits on no consumer (each client, file, push and bus output has its own
+    // bounded queue or keeps only the latest state), so this queue drains as fast as the
+    // boards fill it; a bound would make a board wait, or drop a move.
     let (updates, received) = tokio::sync::mpsc::unbounded_channel();
     let mut workers = Vec::new();
     // Operator requests for each board, by board number − 1 (None: the port did not
