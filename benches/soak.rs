@@ -291,6 +291,15 @@ struct Tally {
     unread_cases: Vec<String>,
 }
 
+/// How many of the recorded moves, from the first, are the scoresheet's.
+fn agreeing(recorded: &[String], played: &[String]) -> usize {
+    recorded
+        .iter()
+        .zip(played)
+        .take_while(|(recorded, played)| recorded == played)
+        .count()
+}
+
 fn sim_config(seed: u64) -> SimConfig {
     SimConfig {
         seed,
@@ -473,12 +482,7 @@ impl Board {
         let n = status.moves.len();
         let source = &games[self.game].sans;
         // The recorded moves that are the scoresheet's.
-        let right = status
-            .moves
-            .iter()
-            .zip(source)
-            .take_while(|(recorded, played)| recorded == played)
-            .count();
+        let right = agreeing(&status.moves, source);
         // Updates were lost after the last move the record has right was made.
         let made = right.checked_sub(1).and_then(|i| self.completed.get(i));
         let made = made.copied().unwrap_or(self.started_at);
@@ -578,10 +582,7 @@ impl Board {
         }
         let n = status.moves.len();
         let source = &games[self.game].sans;
-        let right = (status.moves.iter())
-            .zip(source)
-            .take_while(|(recorded, played)| recorded == played)
-            .count();
+        let right = agreeing(&status.moves, source);
         let finished = self.completed.len().min(source.len());
         let differs = right < n || finished > n + 1;
         if right + 1 < remark || right >= finished || !differs {
@@ -695,11 +696,7 @@ impl Board {
         self.take_finished();
         let game = &games[self.game];
         let recorded = self.run.core().game_status().moves;
-        let common = recorded
-            .iter()
-            .zip(&game.sans)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common = agreeing(&recorded, &game.sans);
         let lost = game.sans.len() - common;
         let phantom = recorded.len() - common;
         tally.games += 1;
