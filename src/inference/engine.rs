@@ -50,6 +50,18 @@ pub(super) enum FirstLift {
     Unclear,
 }
 
+impl FirstLift {
+    /// From the pieces of the side to move seen lifted together, with when: one is the
+    /// first lift, several leave the order unclear.
+    fn of(mut lifted: impl Iterator<Item = (Square, Duration)>) -> FirstLift {
+        match (lifted.next(), lifted.next()) {
+            (Some((sq, at)), None) => FirstLift::At(sq, at),
+            (Some(_), Some(_)) => FirstLift::Unclear,
+            _ => FirstLift::NotYet,
+        }
+    }
+}
+
 /// Sequences of moves that explain the board equally well.
 #[derive(Clone, Debug)]
 pub(super) struct Ambiguity {
@@ -700,15 +712,11 @@ impl Engine {
             }
             FirstLift::Unclear => {}
             FirstLift::NotYet => {
-                let mut lifted = diff(board, &self.observed).into_iter().filter(|sq| {
+                let lifted = diff(board, &self.observed).into_iter().filter(|sq| {
                     pieces.color_at(*sq) == Some(turn)
                         && board[sq.to_usize()] != self.expected[sq.to_usize()]
                 });
-                self.first_lift = match (lifted.next(), lifted.next()) {
-                    (Some(sq), None) => FirstLift::At(sq, now),
-                    (Some(_), Some(_)) => FirstLift::Unclear,
-                    _ => FirstLift::NotYet,
-                };
+                self.first_lift = FirstLift::of(lifted.map(|sq| (sq, now)));
             }
         }
     }
@@ -787,13 +795,10 @@ impl Engine {
         else {
             return FirstLift::NotYet;
         };
-        let mut lifted = (off.into_iter())
-            .filter_map(|sq| changed(sq).filter(|&at| at > landed).map(|at| (sq, at)));
-        match (lifted.next(), lifted.next()) {
-            (Some((sq, at)), None) => FirstLift::At(sq, at),
-            (Some(_), Some(_)) => FirstLift::Unclear,
-            _ => FirstLift::NotYet,
-        }
+        FirstLift::of(
+            (off.into_iter())
+                .filter_map(|sq| changed(sq).filter(|&at| at > landed).map(|at| (sq, at))),
+        )
     }
 
     /// Records `moves` one after the other, the first replacing the last move when
