@@ -15,8 +15,8 @@ use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::pending::PendingMoves;
 use super::search::{
-    Evidence, Explanation, MAX_COUNTED, capture_square, explain, extend, fresh_read_passed,
-    landing, moved_elsewhere, slides_past,
+    Evidence, Explanation, Extensions, MAX_COUNTED, capture_square, explain, extend,
+    fresh_read_passed, landing, moved_elsewhere, slides_past,
 };
 use crate::game::san_plus_and_play;
 
@@ -844,7 +844,7 @@ impl Engine {
         };
         let anchor = self.sequences_shown(open.correction);
         let evidence = self.evidence_from(anchor.saturating_sub(self.config.settle));
-        let mut survivors: Vec<(Vec<Move>, bool)> = Vec::new();
+        let mut extensions = Extensions::default();
         let mut exhaustive = true;
         for hypothesis in &open.sequences {
             let extra = self.config.max_search_plies;
@@ -861,14 +861,13 @@ impl Engine {
                 // Extensions the search did not reach may start otherwise.
                 return false;
             }
-            let beyond = |(s, read): &(Vec<Move>, bool)| *read && s.len() > hypothesis.len();
-            let shown = |(s, _): &(Vec<Move>, bool)| !whole || self.ends_on_board(&from, s);
-            survivors.extend(
-                found
-                    .into_iter()
-                    .filter(|s| (!open.unread_tail || beyond(s)) && shown(s)),
-            );
+            let beyond = |s: &[Move], read: bool| read && s.len() > hypothesis.len();
+            let shown = |s: &[Move]| !whole || self.ends_on_board(&from, s);
+            extensions.add(found, |s, read| {
+                (!open.unread_tail || beyond(s, read)) && shown(s)
+            });
         }
+        let survivors = extensions.into_moves();
         let Some((first, _)) = survivors.first().cloned() else {
             return false;
         };

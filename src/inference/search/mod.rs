@@ -501,8 +501,7 @@ pub(crate) fn explain_to_move(
 
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that
 /// explained an earlier board) and add at most `extra` moves, the fewest that do,
-/// preferred as by `choose`: each with whether its move in progress, if any, was read
-/// under way (see `Sequence::tail_read`).
+/// preferred as by `choose`.
 /// On an occupancy-only board, when each of the fewest leaves a move in progress begun
 /// before its last move was read landing, the complete ones one move longer come
 /// next to them, as `explain` reports them (`choose_between`). Also whether they are
@@ -514,7 +513,7 @@ pub(crate) fn extend(
     occupancy_only: bool,
     hypothesis: &[Move],
     extra: usize,
-) -> (Vec<(Vec<Move>, bool)>, bool) {
+) -> (Extensions, bool) {
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     let deepest = hypothesis.len() + extra;
@@ -528,11 +527,11 @@ pub(crate) fn extend(
         };
         search.dfs(start, &codes, plies, &mut path);
         if nodes >= MAX_NODES {
-            return (Vec::new(), false);
+            return (Extensions::default(), false);
         }
         if !strained.is_empty() {
             found.retain(|s| s.complete);
-            return extended(strained, found);
+            return Extensions::preferred(strained, found);
         }
         if occupancy_only
             && plies < deepest
@@ -543,20 +542,60 @@ pub(crate) fn extend(
             continue;
         }
         if !found.is_empty() {
-            return extended(found, Vec::new());
+            return Extensions::preferred(found, Vec::new());
         }
     }
-    extended(strained, Vec::new())
+    Extensions::preferred(strained, Vec::new())
 }
 
-/// The result of `extend`: the preferred of `shallow`, then the preferred of `deeper`.
-fn extended(
-    mut shallow: Vec<Sequence>,
-    mut deeper: Vec<Sequence>,
-) -> (Vec<(Vec<Move>, bool)>, bool) {
-    let exhaustive = shallow.len() < MAX_COUNTED && deeper.len() < MAX_COUNTED;
-    prefer(&mut shallow);
-    prefer(&mut deeper);
-    let found = shallow.into_iter().chain(deeper);
-    (found.map(|s| (s.moves, s.tail_read)).collect(), exhaustive)
+/// What `extend` found for one hypothesis or more: the preferred of the fewest moves
+/// (`shallow`), and those one move longer beside them (`deeper`, see `extend`).
+#[derive(Default)]
+pub(crate) struct Extensions {
+    shallow: Vec<Sequence>,
+    deeper: Vec<Sequence>,
+}
+
+impl Extensions {
+    /// The preferred of `shallow` and of `deeper`, and whether the search collected
+    /// every one (it stops collecting at a cap).
+    fn preferred(mut shallow: Vec<Sequence>, mut deeper: Vec<Sequence>) -> (Self, bool) {
+        let exhaustive = shallow.len() < MAX_COUNTED && deeper.len() < MAX_COUNTED;
+        prefer(&mut shallow);
+        prefer(&mut deeper);
+        (Self { shallow, deeper }, exhaustive)
+    }
+
+    /// Adds those of `other` whose moves (and whether a move in progress was read under
+    /// way, see `Sequence::tail_read`) `keep` accepts.
+    pub(crate) fn add(&mut self, other: Extensions, keep: impl Fn(&[Move], bool) -> bool) {
+        let kept = |s: &Sequence| keep(&s.moves, s.tail_read);
+        self.shallow.extend(other.shallow.into_iter().filter(kept));
+        self.deeper.extend(other.deeper.into_iter().filter(kept));
+    }
+
+    /// All of them, each with whether its move in progress was read under way; when
+    /// every one shows the board at rest (complete), only those the board shows best
+    /// (fewest captures nobody saw landing on an occupancy-only board, every square
+    /// seen to change on one that reads pieces: see `Sequence::unseen`), as `choose`
+    /// keeps them of one search: each hypothesis starts a search the ambiguity left
+    /// open, and a reading one extension explains (a capture's square read emptied and
+    /// filled again) another leaves as noise. (A move in progress leaves a board that fits a
+    /// quiet move the reply's landing seems to show; the order of the lifts, over the
+    /// many moves a carried ambiguity grows, tells them apart no better than chance.)
+    pub(crate) fn into_moves(self) -> Vec<(Vec<Move>, bool)> {
+        let Self {
+            mut shallow,
+            mut deeper,
+        } = self;
+        let all = || shallow.iter().chain(&deeper);
+        if all().all(|s| s.complete)
+            && let Some(least) = all().map(|s| s.unseen).min()
+        {
+            shallow.retain(|s| s.unseen == least);
+            deeper.retain(|s| s.unseen == least);
+        }
+        let found = shallow.into_iter().chain(deeper);
+        found.map(|s| (s.moves, s.tail_read)).collect()
+    }
 }
