@@ -875,6 +875,9 @@ impl Engine {
             .take_while(|&i| survivors.iter().all(|(s, _)| s.get(i) == first.get(i)))
             .count();
         self.record_sequence(&first[..shared], open.correction);
+        if shared > 0 {
+            self.anchor_where_shown();
+        }
         let rest: Vec<Vec<Move>> = survivors
             .iter()
             .map(|(s, _)| s[shared..].to_vec())

@@ -49,6 +49,18 @@ impl Engine {
         self.raw = raw;
     }
 
+    /// Moves the anchor to when the board first showed the recorded position since the
+    /// anchor (see `first_shown`), after moves an ambiguity carried far were recorded at
+    /// once: the next move's lifts are read from there. (Read from the anchor the
+    /// ambiguity began at, a square any of those moves left or filled is taken for the
+    /// next move's: Rh7-d7 taken as read landing where a rook stood forty moves before.)
+    pub(super) fn anchor_where_shown(&mut self) {
+        if let Some((at, _)) = self.first_shown(self.anchor) {
+            self.previous_anchor = self.anchor;
+            self.anchor = at;
+        }
+    }
+
     /// When the board first showed the recorded position, if it is shown since then and
     /// the time is known (see `replay_since_shown`), and the board then. The positions
     /// the game passed through before updates were last lost were shown before then, so
