@@ -867,7 +867,7 @@ impl Engine {
                 (!open.unread_tail || beyond(s, read)) && shown(s)
             });
         }
-        let survivors = extensions.into_moves();
+        let survivors = extensions.into_moves(self.config.occupancy_only);
         let Some((first, _)) = survivors.first().cloned() else {
             return false;
         };

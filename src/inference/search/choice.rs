@@ -1,7 +1,7 @@
 //! Choosing among the explanations a search found: what they all agree on is recorded,
 //! the rest is reported as ambiguous.
 
-use shakmaty::Move;
+use shakmaty::{Move, Role};
 
 use super::{Explanation, MAX_COUNTED, Sequence};
 
@@ -135,4 +135,26 @@ pub(super) fn prefer(found: &mut Vec<Sequence>) {
             found.retain(prefer);
         }
     }
+}
+
+/// On an occupancy-only board, drops each sequence that promotes to another piece where
+/// one otherwise alike (every move from and to the same squares) makes queens: the board
+/// never shows which piece a pawn became, and a promotion is taken as a queen (corrected
+/// once the piece moves as only a knight could, see `Engine::promotion_piece`). A
+/// sequence no queen could stand in for (its knight jumps) is kept.
+pub(super) fn queens_promoted(found: &mut Vec<Sequence>) {
+    let under = |m: &Move| m.promotion().is_some_and(|r| r != Role::Queen);
+    if !found.iter().any(|s| s.moves.iter().any(under)) {
+        return;
+    }
+    let queens = |s: &[Move], twin: &[Move]| {
+        s.len() == twin.len()
+            && s.iter().any(under)
+            && !twin.iter().any(under)
+            && s.iter()
+                .zip(twin)
+                .all(|(a, b)| a.from() == b.from() && a.to() == b.to())
+    };
+    let all: Vec<Vec<Move>> = found.iter().map(|s| s.moves.clone()).collect();
+    found.retain(|s| !all.iter().any(|twin| queens(&s.moves, twin)));
 }

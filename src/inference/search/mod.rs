@@ -28,7 +28,7 @@ use std::time::Duration;
 use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
 use self::bounds::seen_moves_reach;
-use self::choice::{choose, choose_between, prefer};
+use self::choice::{choose, choose_between, prefer, queens_promoted};
 use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
 use self::fresh::SinceLost;
@@ -280,6 +280,9 @@ pub(crate) fn explain(
             ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
         };
         search.dfs(start, &codes, plies, &mut path);
+        if occupancy_only {
+            queens_promoted(&mut found);
+        }
         // Shortest first, but a board explained only by a move still in progress or by
         // moves on squares never seen to change (pieces in the hand, unseen placements)
         // gives way to one more move that explains it whole, as seen, and started in the
@@ -529,6 +532,9 @@ pub(crate) fn extend(
         if nodes >= MAX_NODES {
             return (Extensions::default(), false);
         }
+        if occupancy_only {
+            queens_promoted(&mut found);
+        }
         if !strained.is_empty() {
             found.retain(|s| s.complete);
             return Extensions::preferred(strained, found);
@@ -583,11 +589,17 @@ impl Extensions {
     /// filled again) another leaves as noise. (A move in progress leaves a board that fits a
     /// quiet move the reply's landing seems to show; the order of the lifts, over the
     /// many moves a carried ambiguity grows, tells them apart no better than chance.)
-    pub(crate) fn into_moves(self) -> Vec<(Vec<Move>, bool)> {
+    /// On an occupancy-only board, a promotion to another piece gives way to its twin
+    /// making a queen from another hypothesis too (see `queens_promoted`).
+    pub(crate) fn into_moves(self, occupancy_only: bool) -> Vec<(Vec<Move>, bool)> {
         let Self {
             mut shallow,
             mut deeper,
         } = self;
+        if occupancy_only {
+            queens_promoted(&mut shallow);
+            queens_promoted(&mut deeper);
+        }
         let all = || shallow.iter().chain(&deeper);
         if all().all(|s| s.complete)
             && let Some(least) = all().map(|s| s.unseen).min()
