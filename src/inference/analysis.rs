@@ -868,20 +868,17 @@ impl Engine {
             });
         }
         let survivors = extensions.into_moves(self.config.occupancy_only);
-        let Some((first, _)) = survivors.first().cloned() else {
+        let Some(first) = survivors.first().cloned() else {
             return false;
         };
         let shared = (0..first.len())
-            .take_while(|&i| survivors.iter().all(|(s, _)| s.get(i) == first.get(i)))
+            .take_while(|&i| survivors.iter().all(|s| s.get(i) == first.get(i)))
             .count();
         self.record_sequence(&first[..shared], open.correction);
         if shared > 0 {
             self.anchor_where_shown();
         }
-        let rest: Vec<Vec<Move>> = survivors
-            .iter()
-            .map(|(s, _)| s[shared..].to_vec())
-            .collect();
+        let rest: Vec<Vec<Move>> = survivors.iter().map(|s| s[shared..].to_vec()).collect();
         if rest.iter().any(Vec::is_empty) {
             // One of them ends here (the board shows its position, or a move of it in
             // progress): analysed from the position recorded.

@@ -580,18 +580,20 @@ impl Extensions {
         self.deeper.extend(other.deeper.into_iter().filter(kept));
     }
 
-    /// All of them, each with whether its move in progress was read under way; when
+    /// Their moves, each once (hypotheses of different lengths grow into the same
+    /// sequence: counted twice, they would fill the cap on what is collected). When
     /// every one shows the board at rest (complete), only those the board shows best
     /// (fewest captures nobody saw landing on an occupancy-only board, every square
     /// seen to change on one that reads pieces: see `Sequence::unseen`), as `choose`
     /// keeps them of one search: each hypothesis starts a search the ambiguity left
-    /// open, and a reading one extension explains (a capture's square read emptied and
-    /// filled again) another leaves as noise. (A move in progress leaves a board that fits a
-    /// quiet move the reply's landing seems to show; the order of the lifts, over the
-    /// many moves a carried ambiguity grows, tells them apart no better than chance.)
-    /// On an occupancy-only board, a promotion to another piece gives way to its twin
-    /// making a queen from another hypothesis too (see `queens_promoted`).
-    pub(crate) fn into_moves(self, occupancy_only: bool) -> Vec<(Vec<Move>, bool)> {
+    /// open, and a reading one extension explains (a capture's square read emptied
+    /// and filled again) another leaves as noise. (A move in progress leaves a board
+    /// that fits a quiet move the reply's landing seems to show; the order of the
+    /// lifts, over the many moves a carried ambiguity grows, tells them apart no
+    /// better than chance.) On an occupancy-only board, a promotion to another piece
+    /// gives way to its twin making a queen from another hypothesis too (see
+    /// `queens_promoted`).
+    pub(crate) fn into_moves(self, occupancy_only: bool) -> Vec<Vec<Move>> {
         let Self {
             mut shallow,
             mut deeper,
@@ -607,7 +609,12 @@ impl Extensions {
             shallow.retain(|s| s.unseen == least);
             deeper.retain(|s| s.unseen == least);
         }
-        let found = shallow.into_iter().chain(deeper);
-        found.map(|s| (s.moves, s.tail_read)).collect()
+        let mut moves: Vec<Vec<Move>> = Vec::new();
+        for s in shallow.into_iter().chain(deeper) {
+            if !moves.contains(&s.moves) {
+                moves.push(s.moves);
+            }
+        }
+        moves
     }
 }

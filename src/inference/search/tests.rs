@@ -422,6 +422,41 @@ fn the_fewest_unseen_captures_are_preferred() {
 }
 
 #[test]
+fn a_carried_ambiguity_keeps_the_extensions_the_board_shows_best_once_at_rest() {
+    // Two hypotheses (e4 and d4, their captures unseen) grown by a capture each: one seen
+    // landing, one not. At rest, the one the board shows better is kept, as `choose`
+    // keeps it of one search.
+    let extensions = |two_in_progress: bool| {
+        let one = guessing(&["e2e4", "d7d5", "e4d5"], 1);
+        let mut two = guessing(&["d2d4", "d7d5", "c2c4"], 2);
+        two.complete = !two_in_progress;
+        Extensions {
+            shallow: vec![one, two],
+            deeper: Vec::new(),
+        }
+    };
+    let kept: Vec<Vec<String>> = (extensions(false).into_moves(true).iter())
+        .map(|m| ucis(m))
+        .collect();
+    assert_eq!(kept, [["e2e4", "d7d5", "e4d5"]]);
+    // With a move in progress in either, the board is not at rest: both stay open.
+    assert_eq!(extensions(true).into_moves(true).len(), 2);
+}
+
+#[test]
+fn a_sequence_two_hypotheses_grow_into_is_one_extension() {
+    // Hypotheses of different lengths (e4, and e4 d5) grow into the same sequence.
+    let extensions = Extensions {
+        shallow: vec![
+            guessing(&["e2e4", "d7d5", "e4d5"], 1),
+            guessing(&["e2e4", "d7d5", "e4d5"], 1),
+        ],
+        deeper: vec![guessing(&["e2e4", "d7d5", "e4d5"], 1)],
+    };
+    assert_eq!(extensions.into_moves(true).len(), 1);
+}
+
+#[test]
 fn a_fresh_read_after_a_move_may_show_a_piece_of_its_player_taken_off_by_the_reply() {
     use crate::inference::codes::piece_code;
     use shakmaty::{Color, Role};
