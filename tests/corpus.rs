@@ -123,8 +123,11 @@ impl Variant {
             // leaves no piece standing on a square read empty as it began: 954, 949,
             // 950: 948 -> 949. A capture's piece in the hand first is put down within a
             // second of its victim's removal (a square read empty longer is a piece
-            // held there): 954, 950, 952: 949 -> 950.
-            Variant::Occupancy => 950,
+            // held there): 954, 950, 952: 949 -> 950. A carried ambiguity keeps, once
+            // the board is at rest, the extensions it shows best; a promotion in a
+            // searched sequence is a queen; a sequence two hypotheses grow into counts
+            // once: 967, 959, 963: 950 -> 959.
+            Variant::Occupancy => 959,
         }
     }
 
