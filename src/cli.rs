@@ -145,7 +145,7 @@ pub struct RelayArgs {
     pub nats_login: NatsLoginArgs,
     /// Serve the HTTP API and the viewer page on this address (port 0 picks a free port,
     /// logged as `listening on http://ADDR`).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    #[arg(long, value_name = "ADDR", default_value_t = crate::daemon::DEFAULT_HTTP)]
     pub http: std::net::SocketAddr,
 }
 

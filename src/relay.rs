@@ -11,7 +11,7 @@
 //!   those apart); numbers not published yet show as boards still opening. When a newer
 //!   round (by the bridges' send time) publishes a board number, it takes the number over
 //!   from the older round's board: a relay shows one round at a time.
-//! * event ids come from the stream's sequence numbers (see [`IDS_PER_MESSAGE`]), so a
+//! * event ids come from the stream's sequence numbers (see `IDS_PER_MESSAGE`), so a
 //!   client can resume (`Last-Event-ID`) on another relay; one that last saw an event
 //!   from before the relay (re)loaded the stream gets a snapshot.
 //!

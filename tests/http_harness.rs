@@ -324,12 +324,12 @@ impl WebSocket {
     }
 }
 
-/// Whether an event is the move at `ply`.
 /// The moves recorded on `board`, a board of the HTTP API.
 pub fn sans(board: &serde_json::Value) -> Vec<String> {
     crate::harness::strings(&board["moves"])
 }
 
+/// Whether an event is the move at `ply`.
 pub fn is_move(event: &serde_json::Value, ply: u64) -> bool {
     event["type"] == "move" && event["ply"] == ply
 }
