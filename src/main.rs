@@ -32,6 +32,15 @@ fn main() -> ExitCode {
     // The matches too: a replay needs to know which options were given, not defaulted.
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(flag) = matches
+        .subcommand_matches("run")
+        .and_then(nats_login_without_server)
+    {
+        let message = format!("--{flag} is only used with --nats");
+        Cli::command()
+            .error(clap::error::ErrorKind::MissingRequiredArgument, message)
+            .exit();
+    }
     let result = match cli.command {
         Command::Run(args) => run(*args),
         Command::Simulate(args) => {
@@ -56,6 +65,23 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// A NATS login option typed on `run`'s command line with no `--nats` server to log in
+/// to: a mistake to say so, not to ignore. (The same in the environment may be meant
+/// for other commands, such as a relay's.)
+fn nats_login_without_server(given: &ArgMatches) -> Option<&'static str> {
+    if given.value_source("nats").is_some() {
+        return None;
+    }
+    [
+        ("nats_user", "nats-user"),
+        ("nats_password", "nats-password"),
+        ("nats_token", "nats-token"),
+    ]
+    .into_iter()
+    .find(|(id, _)| given.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+    .map(|(_, flag)| flag)
 }
 
 fn run(args: RunArgs) -> Result<(), (i32, String)> {

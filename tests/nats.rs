@@ -387,6 +387,37 @@ fn a_bad_nats_url_stops_at_start_and_a_missing_server_is_waited_for() {
     });
 }
 
+/// NATS credentials typed on `run`'s command line with no `--nats` server are a usage
+/// error naming the option, not silently ignored; in the environment they are left for
+/// whatever needs them (here the run goes on to its port, which is no serial device).
+#[test]
+fn nats_credentials_without_a_server_are_refused_on_the_command_line() {
+    let run = ["run", "--port", "/dev/null", "--no-http"];
+    for (flags, named) in [
+        (&["--nats-token", "t"][..], "--nats-token"),
+        (
+            &["--nats-user", "u", "--nats-password", "p"][..],
+            "--nats-user",
+        ),
+    ] {
+        let mut cmd = boardcast();
+        cmd.args(run).args(flags);
+        let mut running = Running::start(cmd);
+        let code = running.wait_exit(WAIT);
+        let stderr = running.stderr_so_far();
+        assert_eq!(code, Some(2), "{flags:?}: {stderr}");
+        let message = format!("{named} is only used with --nats");
+        assert!(stderr.contains(&message), "{flags:?}: {stderr}");
+    }
+    let mut cmd = boardcast();
+    cmd.args(run).env("BOARDCAST_NATS_TOKEN", "t");
+    let mut running = Running::start(cmd);
+    let code = running.wait_exit(WAIT);
+    let stderr = running.stderr_so_far();
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(!stderr.contains("only used with --nats"), "{stderr}");
+}
+
 /// Every way to give NATS credentials works against a server that requires them, for
 /// bridge and relay alike (a move reaches the relay), and with everything logged
 /// (`RUST_LOG=trace`, async-nats included) the secret never reaches either log: a
