@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// that takes longer (or sits idle that long between requests) is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::http::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout: u64,
+    /// Seconds an HTTP client may take nothing of what it is sent (a viewer that
+    /// stopped reading its event stream) before its connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::http::DEFAULT_STALL_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub stall_timeout: u64,
     /// Bearer token for the API calls that change anything (default: one is generated
     /// and printed at start).
     #[arg(

@@ -87,10 +87,8 @@ pub struct DaemonConfig {
     pub push: Option<PushTarget>,
     /// A NATS server to publish every board to (`--nats`).
     pub nats: Option<NatsTarget>,
-    /// Most HTTP connections served at once; more are answered 503 and closed.
-    pub max_connections: usize,
-    /// Time an HTTP client has to send a request head; then its connection is closed.
-    pub header_timeout: Duration,
+    /// The HTTP server's limits on connections.
+    pub http_limits: http::Limits,
 }
 
 /// Why `run` stopped with an error.
@@ -398,8 +396,7 @@ async fn start_http(
         hub.clone(),
         control,
         token,
-        config.max_connections,
-        config.header_timeout,
+        config.http_limits,
     ));
     Ok(())
 }

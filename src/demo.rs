@@ -71,8 +71,7 @@ pub fn run(args: &DemoArgs, shutdown: Arc<AtomicBool>) -> Result<(), DemoError> 
         round: round_of(&script_tags),
         push: None,
         nats: None,
-        max_connections: crate::http::DEFAULT_MAX_CONNECTIONS,
-        header_timeout: crate::http::DEFAULT_HEADER_TIMEOUT,
+        http_limits: crate::http::Limits::default(),
     };
     let stop = shutdown.clone();
     let watcher = std::thread::spawn(move || stop_when_finished(board, stop));

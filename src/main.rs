@@ -12,6 +12,7 @@ use tracing_subscriber::EnvFilter;
 use boardcast::cli::{Cli, Command, RelayArgs, ReplayArgs, RunArgs};
 use boardcast::daemon::{self, DaemonConfig, HttpListen};
 use boardcast::error::EXIT_FAILURE;
+use boardcast::http::Limits;
 use boardcast::inference::EngineConfig;
 use boardcast::link::discovery::{DEFAULT_PATTERNS, DiscoveryConfig};
 use boardcast::link::plan::{self, BoardPlan, PlanError};
@@ -129,8 +130,11 @@ fn run(args: RunArgs) -> Result<(), (i32, String)> {
             }),
             None => None,
         },
-        max_connections: args.max_connections,
-        header_timeout: Duration::from_secs(args.header_timeout),
+        http_limits: Limits {
+            max_connections: args.max_connections,
+            header_timeout: Duration::from_secs(args.header_timeout),
+            stall_timeout: Duration::from_secs(args.stall_timeout),
+        },
     };
     daemon::run(&config, signals::shutdown_flag(), |_| {})
         .map_err(|e| (e.exit_code(), e.to_string()))

@@ -138,6 +138,58 @@ fn connections_over_the_limit_are_refused_and_the_rest_served() {
     assert!(served.is_some(), "the API serves again once viewers leave");
 }
 
+/// A client that stops taking what it is sent (its socket buffers full: here pipelined
+/// requests for the viewer script, never read) holds its connection slot only for the
+/// stall timeout; then its connection is closed and the slot serves the next client.
+#[test]
+fn a_client_that_takes_nothing_is_closed_after_the_stall_timeout() {
+    const STALL: Duration = Duration::from_secs(2);
+    let sim = Sim::interactive();
+    let daemon = Daemon::start(
+        &[&sim.path],
+        &["--max-connections", "1", "--stall-timeout", "2"],
+    );
+    // Only connections closed after one answer, so that the one slot is free between
+    // them.
+    let close = "GET /api/boards HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n";
+    let served = || raw(&daemon.base, close).starts_with("HTTP/1.1 200");
+    poll(WAIT, || served().then_some(())).expect("the daemon serves");
+    // Some 20 MB of answers, more than the loopback's socket buffers hold; sent again
+    // until served, not turned away (a slot frees a moment after its last answer).
+    let requests = "GET /viewer.js HTTP/1.1\r\nhost: x\r\n\r\n".repeat(5000);
+    let mut stuck = poll(WAIT, || {
+        let mut stuck = TcpStream::connect(address(&daemon.base)).ok()?;
+        stuck.write_all(requests.as_bytes()).ok()?;
+        let mut first = [0u8; 12];
+        stuck.read_exact(&mut first).ok()?;
+        (&first == b"HTTP/1.1 200").then_some(stuck)
+    })
+    .expect("the stuck client is served");
+    let stalled = Instant::now();
+    let busy = raw(&daemon.base, close);
+    assert!(
+        busy.starts_with("HTTP/1.1 503"),
+        "the stuck client holds the slot: {busy}"
+    );
+    let freed = poll(WAIT, || served().then(|| stalled.elapsed()))
+        .expect("the stuck client's slot is freed");
+    assert!(
+        freed >= STALL - Duration::from_millis(500) && freed < STALL + Duration::from_secs(10),
+        "freed after {freed:?}, stall timeout {STALL:?}"
+    );
+    // Its connection is closed: what was sent before the stall, then the end (a reset,
+    // as requests it never read were left behind).
+    stuck
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut received = Vec::new();
+    match stuck.read_to_end(&mut received) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(e) => panic!("the stuck connection is still open: {e}"),
+    }
+}
+
 /// Event, round and player names that look like paths never become paths: the PGN
 /// directory and the recordings hold only the files the daemon names itself.
 #[test]

@@ -1,5 +1,6 @@
 //! Limits that keep a flood of clients from exhausting the daemon: a cap on open
-//! connections, a time limit on request heads, and a cap on request bodies.
+//! connections, a time limit on request heads, a time limit on a client that takes
+//! nothing of what it is sent, and a cap on request bodies.
 //!
 //! Over the connection cap, a new connection is answered at once with `503 Service
 //! Unavailable` and closed (never queued: a client that holds its connection open, as
@@ -8,13 +9,17 @@
 //! timeout is closed, so a client that opens connections and sends nothing, or dribbles
 //! its headers a byte at a time, cannot hold the connection slots; the timer runs again
 //! while an idle keep-alive connection waits for its next request. Once a request is
-//! in, the response may stream as long as it likes (SSE, WebSocket).
+//! in, the response may stream as long as it likes (SSE, WebSocket), as long as the
+//! client takes it: a connection whose writes make no progress for the stall timeout (a
+//! viewer that stopped reading, its socket buffers full) is closed, so it cannot hold
+//! its slot for good either.
 
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::http::StatusCode;
@@ -28,6 +33,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Sleep;
 
 /// The largest request body accepted (413 above it); the API's bodies are a few
 /// hundred bytes.
@@ -54,16 +60,37 @@ pub async fn refuse_large_bodies(request: Request, next: Next) -> Response {
 }
 
 /// Time a client has to send a request head unless told otherwise.
-pub const DEFAULT_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Time a client may take nothing of what it is sent unless told otherwise: far longer
+/// than any network hiccup, short enough that stuck viewers do not pile up.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The limits of one HTTP server.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
+    /// Time a client has to send a request head; then its connection is closed.
+    pub header_timeout: Duration,
+    /// Time a connection's writes may make no progress; then it is closed.
+    pub stall_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            stall_timeout: DEFAULT_STALL_TIMEOUT,
+        }
+    }
+}
 
 /// Serves `router` on the connections `listener` accepts (HTTP/1.1, with upgrades for
 /// WebSocket), closing any connection whose request head takes longer than
 /// `header_timeout` to arrive.
-pub async fn serve(
-    mut listener: LimitedListener,
-    router: Router,
-    header_timeout: std::time::Duration,
-) {
+pub async fn serve(mut listener: LimitedListener, router: Router, header_timeout: Duration) {
     loop {
         let (io, addr) = listener.accept().await;
         let service = TowerToHyperService::new(router.clone());
@@ -90,18 +117,21 @@ const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\
 content-type: text/plain\r\ncontent-length: 28\r\nretry-after: 5\r\n\r\n\
 too many connections; retry\n";
 
-/// A TCP listener that serves at most `max` connections at once.
+/// A TCP listener that serves at most `max` connections at once, each closed once its
+/// writes make no progress for `stall_timeout`.
 pub struct LimitedListener {
     inner: TcpListener,
     permits: Arc<Semaphore>,
+    stall_timeout: Duration,
 }
 
 impl LimitedListener {
     /// Wraps `inner`, serving at most `max` connections at once.
-    pub fn new(inner: TcpListener, max: usize) -> Self {
+    pub fn new(inner: TcpListener, max: usize, stall_timeout: Duration) -> Self {
         LimitedListener {
             inner,
             permits: Arc::new(Semaphore::new(max)),
+            stall_timeout,
         }
     }
 }
@@ -133,6 +163,8 @@ impl Listener for LimitedListener {
                         Limited {
                             stream,
                             _permit: permit,
+                            stall_timeout: self.stall_timeout,
+                            stalled: None,
                         },
                         addr,
                     );
@@ -156,6 +188,40 @@ impl Listener for LimitedListener {
 pub struct Limited {
     stream: TcpStream,
     _permit: OwnedSemaphorePermit,
+    stall_timeout: Duration,
+    /// Runs out `stall_timeout` after a write first found the socket full, unless a
+    /// write gets through first.
+    stalled: Option<Pin<Box<Sleep>>>,
+}
+
+impl Limited {
+    /// `written` (a write's outcome), with the stall timer kept: cleared by any
+    /// progress, started when the socket is full, and a timed-out error (which closes
+    /// the connection) once it runs out.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if written.is_ready() {
+            self.stalled = None;
+            return written;
+        }
+        let timeout = self.stall_timeout;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if stalled.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.stalled = None;
+        let secs = timeout.as_secs();
+        tracing::debug!("HTTP client took nothing for {secs} s: closing its connection");
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("client took nothing for {secs} s"),
+        )))
+    }
 }
 
 impl AsyncRead for Limited {
@@ -174,11 +240,13 @@ impl AsyncWrite for Limited {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.watch(cx, written)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
+        self.watch(cx, flushed)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -190,7 +258,8 @@ impl AsyncWrite for Limited {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.watch(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -13,11 +13,10 @@ mod viewer;
 mod ws;
 
 pub use auth::generate_token;
-pub use limits::{DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
+pub use limits::{DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_STALL_TIMEOUT, Limits};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -38,22 +37,20 @@ struct App {
 }
 
 /// Serves the API on `listener` until the runtime stops. `token` guards the calls
-/// that change anything; at most `max_connections` are served at once, and a
-/// connection that takes longer than `header_timeout` to send a request head is closed.
+/// that change anything; `limits` bounds the connections (see `Limits`).
 pub async fn serve(
     listener: TcpListener,
     hub: Arc<Hub>,
     control: BoardControl,
     token: String,
-    max_connections: usize,
-    header_timeout: Duration,
+    limits: Limits,
 ) {
     let app = App {
         hub,
         control,
         token: Some(token.into()),
     };
-    run(listener, app, max_connections, header_timeout).await;
+    run(listener, app, limits).await;
 }
 
 /// Serves a relay's hub read-only: every call that would change something is refused.
@@ -64,18 +61,13 @@ pub async fn serve_relay(listener: TcpListener, hub: Arc<Hub>) {
         control: BoardControl::default(),
         token: None,
     };
-    run(
-        listener,
-        app,
-        limits::DEFAULT_MAX_CONNECTIONS,
-        limits::DEFAULT_HEADER_TIMEOUT,
-    )
-    .await;
+    run(listener, app, Limits::default()).await;
 }
 
-async fn run(listener: TcpListener, app: App, max_connections: usize, header_timeout: Duration) {
-    let listener = limits::LimitedListener::new(listener, max_connections);
-    limits::serve(listener, router(app), header_timeout).await;
+async fn run(listener: TcpListener, app: App, limits: Limits) {
+    let listener =
+        limits::LimitedListener::new(listener, limits.max_connections, limits.stall_timeout);
+    limits::serve(listener, router(app), limits.header_timeout).await;
 }
 
 /// Every route the server answers, with its handlers: the one list of them, so that the
