@@ -141,10 +141,11 @@ pub(super) fn prefer(found: &mut Vec<Sequence>) {
 /// one otherwise alike (every move from and to the same squares) makes queens: the board
 /// never shows which piece a pawn became, and a promotion is taken as a queen (corrected
 /// once the piece moves as only a knight could, see `Engine::promotion_piece`). A
-/// sequence no queen could stand in for (its knight jumps) is kept.
+/// sequence no queen could stand in for (its knight jumps) is kept. Not when the search
+/// stopped collecting (at the cap): fewer would hide that it was cut.
 pub(super) fn queens_promoted(found: &mut Vec<Sequence>) {
     let under = |m: &Move| m.promotion().is_some_and(|r| r != Role::Queen);
-    if !found.iter().any(|s| s.moves.iter().any(under)) {
+    if found.len() >= MAX_COUNTED || !found.iter().any(|s| s.moves.iter().any(under)) {
         return;
     }
     let queens = |s: &[Move], twin: &[Move]| {

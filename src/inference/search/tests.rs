@@ -444,6 +444,27 @@ fn a_carried_ambiguity_keeps_the_extensions_the_board_shows_best_once_at_rest() 
 }
 
 #[test]
+fn an_unread_promotion_is_a_queen_unless_the_search_was_cut() {
+    // Occupancy only: b8=Q+ Ke7 and its twins promoting to other pieces (the same
+    // squares) leave the same board; the queen's line is kept.
+    let start = position("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1");
+    let line = |promotion: &str| Sequence {
+        moves: after_moves(&start, &[promotion, "Ke7"]),
+        ..guessing(&[], 0)
+    };
+    let mut found: Vec<Sequence> = ["b8=Q+", "b8=R+", "b8=B", "b8=N"].map(line).into();
+    queens_promoted(&mut found);
+    assert_eq!(found.len(), 1);
+    assert_eq!(ucis(&found[0].moves), ["b7b8q", "e8e7"]);
+    // At the cap the search stopped collecting: the lines stay, so that it shows.
+    let mut capped: Vec<Sequence> = (0..MAX_COUNTED)
+        .map(|i| line(["b8=Q+", "b8=R+"][i % 2]))
+        .collect();
+    queens_promoted(&mut capped);
+    assert_eq!(capped.len(), MAX_COUNTED);
+}
+
+#[test]
 fn a_sequence_two_hypotheses_grow_into_is_one_extension() {
     // Hypotheses of different lengths (e4, and e4 d5) grow into the same sequence.
     let extensions = Extensions {
