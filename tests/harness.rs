@@ -1,19 +1,35 @@
 //! A small harness for running the real binary: child processes that die with the test,
 //! scratch directories, polling with a deadline, and bare pseudo-terminals.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, PipeWriter};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 pub use boardcast_simulator::BarePty;
+use boardcast_simulator::{Script, SimConfig, Source};
 
 /// A command for the binary under test.
 pub fn boardcast() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_boardcast"));
     cmd.env("RUST_LOG", "info");
     cmd
+}
+
+/// The settings and source of a simulated board played by the lines written to the
+/// returned pipe (moves, or `lift e2` / `place e4 P`) from the start position, at twice
+/// a human pace.
+pub fn played_by_hand() -> (SimConfig, Source, PipeWriter) {
+    let (reader, input) = std::io::pipe().expect("pipe");
+    let script = Script::from_fen_and_san(None, &[]).expect("start position");
+    let config = SimConfig {
+        seed: 9,
+        speed: 2.0,
+        ..SimConfig::default()
+    };
+    let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
+    (config, source, input)
 }
 
 /// A child process that is killed when the test ends, pass or fail.

@@ -2,13 +2,13 @@
 //! the middle of a game on a simulated board and started again with the same journal;
 //! every game and move comes back and the live game goes on.
 
-use std::io::{BufReader, PipeWriter, Write};
+use std::io::{PipeWriter, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use boardcast_simulator::{ClockConfig, PtyBoard, Script, SimConfig, Source, spawn_on_pty};
 
-use crate::harness::{Running, boardcast, file_in, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, file_in, played_by_hand, poll, read_status, scratch};
 use crate::http_harness::{Daemon, sans};
 
 /// The opening of Kasparov – Topalov, Wijk aan Zee 1999: castling both ways, captures,
@@ -129,14 +129,7 @@ struct Hands {
 
 impl Hands {
     fn start() -> Hands {
-        let (reader, input) = std::io::pipe().expect("pipe");
-        let script = Script::from_fen_and_san(None, &[]).expect("start position");
-        let config = SimConfig {
-            seed: 9,
-            speed: 2.0,
-            ..SimConfig::default()
-        };
-        let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
+        let (config, source, input) = played_by_hand();
         let board = spawn_on_pty(config, source).expect("board");
         Hands { board, input }
     }

@@ -3,7 +3,7 @@
 //! daemon shows it disconnected, reopens it, takes a fresh dump and recovers the moves
 //! made meanwhile; more moves than the search reaches leave the board irregular.
 
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use shakmaty::san::SanPlus;
 
 use serde_json::json;
 
-use crate::harness::{Running, boardcast, moves, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, moves, played_by_hand, poll, read_status, scratch};
 use crate::http_harness::{Daemon, TOKEN, send_json};
 use crate::record;
 use crate::recordings::recordings_in;
@@ -65,24 +65,16 @@ fn daemon(port: &Path, status: &Path, extra: &[&str]) -> Running {
     Running::start(cmd)
 }
 
-/// A board played by the lines written to the returned pipe (moves or `lift e2` /
-/// `place e4 P`), at twice a human pace, that unplugs after the second ply for
-/// `unplugged_for`; the daemon is to open `link`.
-fn played_by_hand(link: &Path, unplugged_for: Duration) -> (PtyBoard, std::io::PipeWriter) {
-    let (reader, input) = std::io::pipe().expect("pipe");
-    let script = Script::from_fen_and_san(None, &[]).expect("start position");
-    let config = SimConfig {
-        seed: 9,
-        speed: 2.0,
-        ..SimConfig::default()
-    };
+/// A board played by hand (see `harness::played_by_hand`) that unplugs after the
+/// second ply for `unplugged_for`; the daemon is to open `link`.
+fn unplugged_by_hand(link: &Path, unplugged_for: Duration) -> (PtyBoard, std::io::PipeWriter) {
+    let (config, source, input) = played_by_hand();
     let plug = Plug {
         link: Some(link.to_path_buf()),
         relink: None,
         unplug_after: vec![2],
         unplugged_for,
     };
-    let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
     let board = spawn_on_pty_with(config, source, plug).expect("board");
     (board, input)
 }
@@ -213,7 +205,7 @@ fn more_moves_than_the_search_reaches_leave_the_board_irregular() {
 fn a_move_made_and_taken_back_while_unplugged_is_flagged_in_the_pgn() {
     let dir = scratch("replug-unread");
     let (link, status) = (dir.join("board"), dir.join("status.json"));
-    let (board, mut input) = played_by_hand(&link, Duration::from_secs(5));
+    let (board, mut input) = unplugged_by_hand(&link, Duration::from_secs(5));
     let recordings = dir.join("rec");
     let mut daemon = daemon(&link, &status, &["--record", path_str(&recordings)]);
     let wait = Duration::from_secs(30);
@@ -291,7 +283,7 @@ fn a_move_made_and_taken_back_while_unplugged_is_flagged_in_the_pgn() {
 fn moves_made_and_taken_back_while_unplugged_are_entered_by_the_arbiter_through_the_api() {
     let dir = scratch("replug-round-trip");
     let (link, status) = (dir.join("board"), dir.join("status.json"));
-    let (board, mut input) = played_by_hand(&link, Duration::from_secs(6));
+    let (board, mut input) = unplugged_by_hand(&link, Duration::from_secs(6));
     let mut cmd = boardcast();
     cmd.args(["run", "--http", "127.0.0.1:0", "--token", TOKEN])
         .arg("--status-file")
