@@ -3,13 +3,13 @@
 //! engine settings the daemon ran with.
 
 use std::ffi::OsStr;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use boardcast_simulator::{Script, SimConfig, Source, spawn_on_pty};
 
-use crate::harness::{Running, boardcast, file_in, poll, read_status, scratch};
+use crate::harness::{Running, boardcast, file_in, played_by_hand, poll, read_status, scratch};
 
 const MOVES: [&str; 14] = [
     "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Bxc6", "dxc6", "O-O", "f6", "d4", "exd4", "Nxd4", "c5",
@@ -117,14 +117,7 @@ fn without_settings(file: &Path) -> PathBuf {
 fn recordings_and_journals_replay_with_the_engine_settings_they_were_made_with() {
     // A takeback in tournament mode: the record keeps the move (casual would retract it),
     // so a replay with the default settings would give another game.
-    let (reader, mut input) = std::io::pipe().expect("pipe");
-    let script = Script::from_fen_and_san(None, &[]).expect("start position");
-    let config = SimConfig {
-        seed: 9,
-        speed: 2.0,
-        ..SimConfig::default()
-    };
-    let source = Source::Interactive(script, Box::new(BufReader::new(reader)));
+    let (config, source, mut input) = played_by_hand();
     let board = spawn_on_pty(config, source).expect("board");
     let dir = scratch("record-settings");
     let journals = dir.join("journal");
