@@ -31,14 +31,24 @@ pub(crate) struct Change {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct History {
     changes: VecDeque<Change>,
+    /// When the last change let go (past [`KEPT`]) was read: what the changes kept say
+    /// of the time up to then is not all that happened (see `covers`).
+    dropped: Option<Duration>,
 }
 
 impl History {
     pub fn push(&mut self, change: Change) {
         if self.changes.len() == KEPT {
-            self.changes.pop_front();
+            self.dropped = self.changes.pop_front().map(|c| c.at);
         }
         self.changes.push_back(change);
+    }
+
+    /// Whether every change read at or after `from` is still kept. A long carried
+    /// ambiguity outlives its first moves' changes: the first lift of a square found
+    /// among those kept is then a later move's, not the one searched.
+    pub fn covers(&self, from: Duration) -> bool {
+        self.dropped.is_none_or(|at| at < from)
     }
 
     /// The same changes read with the board turned 180° (a1 is h8).

@@ -98,9 +98,10 @@ pub(crate) struct Evidence<'a> {
 }
 
 impl Evidence<'_> {
-    /// No updates were lost since `start`.
+    /// No updates were lost since `start`, and the history still holds every change
+    /// read since (see `History::covers`): the order of the changes is known.
     pub fn continuous(&self) -> bool {
-        self.lost.is_none()
+        self.lost.is_none() && self.history.covers(self.start)
     }
 }
 
