@@ -21,12 +21,15 @@ pub(super) struct Search<'a> {
     /// The moves every sequence starts with.
     pub(super) hypothesis: &'a [Move],
     pub(super) found: &'a mut Vec<Sequence>,
-    /// Past `MAX_COUNTED` explanations, go on for every one that explains the board
-    /// whole (complete, seen, in the order of the lifts): sequences a piece in the hand
-    /// fits (every square it can go to) fill the quota in move order, and the whole ones
-    /// must not be left out for them, nor any of them for the first (a rook away and back
-    /// while nothing was read, to any of six squares: not the first square recorded).
-    pub(super) collect_whole: bool,
+    /// Past `MAX_COUNTED` explanations, go on for every one the board shows best (every
+    /// square seen, in the order of the lifts), whole or with a move in progress:
+    /// sequences a piece in the hand fits (every square it can go to) fill the quota in
+    /// move order, and the best must not be left out for them, nor any of them for the
+    /// first (a rook away and back while nothing was read, to any of six squares: not
+    /// the first square recorded; a pawn's one step taken at once, then the rook lifted
+    /// on an open board: not the one step because its twin, two steps taken en passant,
+    /// comes later in move order).
+    pub(super) collect_best: bool,
     /// When set, the codes read on each square (a bit per code): only moves whose piece
     /// was read on its destination are tried (castling aside).
     pub(super) placed: Option<&'a [u16; 64]>,
@@ -62,7 +65,7 @@ impl<'a> Search<'a> {
             skip_first: None,
             hypothesis: &[],
             found,
-            collect_whole: false,
+            collect_best: false,
             placed: None,
             within: None,
             nodes,
@@ -77,7 +80,7 @@ impl Search<'_> {
     /// collected, or the node budget spent).
     fn visit(&mut self) -> bool {
         *self.nodes += 1;
-        (self.found.len() < MAX_COUNTED || self.collect_whole) && *self.nodes < MAX_NODES
+        (self.found.len() < MAX_COUNTED || self.collect_best) && *self.nodes < MAX_NODES
     }
 
     /// `remaining` is at least 1: the last move's positions are visited by `leaf`.
@@ -331,9 +334,6 @@ impl Search<'_> {
             return;
         }
         let complete = changed.is_empty();
-        if !complete && self.found.len() >= MAX_COUNTED {
-            return;
-        }
         let mut settled = true;
         // Its move in progress takes the last move's piece, never read landing.
         let mut taken = false;

@@ -275,7 +275,7 @@ pub(crate) fn explain(
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
             skip_first,
-            collect_whole: !occupancy_only,
+            collect_best: !occupancy_only,
             placed: placed.as_ref(),
             root_moves: Some(&root_moves),
             ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)

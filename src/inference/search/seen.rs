@@ -97,7 +97,7 @@ fn within_seen(
     let mut path = Vec::with_capacity(plies);
     let mut search = Search {
         skip_first,
-        collect_whole: true,
+        collect_best: true,
         within: Some(evidence.seen),
         ..Search::new(target, evidence, false, &mut found, nodes)
     };
