@@ -437,6 +437,7 @@ mod tests {
         assert_eq!(h.filled(Square::E4, ms(21)), None);
         assert_eq!(h.last_left(Square::E2), Some(ms(40)));
         assert_eq!(h.last_left(Square::E4), None);
+        assert!(h.covers(ms(0)));
         for i in 0..KEPT {
             h.push(Change {
                 at: ms(100 + i as u64),
@@ -447,6 +448,9 @@ mod tests {
             });
         }
         assert_eq!(h.left(Square::E2, ms(0)), None);
+        // The four changes let go, the last of them read at 40 ms.
+        assert!(!h.covers(ms(0)) && !h.covers(ms(40)));
+        assert!(h.covers(ms(41)));
     }
 
     #[test]
