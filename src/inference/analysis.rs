@@ -15,7 +15,7 @@ use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::pending::PendingMoves;
 use super::search::{
-    Evidence, Explanation, Extensions, MAX_COUNTED, capture_square, explain, extend,
+    Evidence, Explanation, Extensions, MAX_COUNTED, capture_square, castles_after, explain, extend,
     fresh_read_passed, landing, moved_elsewhere, slides_past,
 };
 use crate::game::san_plus_and_play;
@@ -224,6 +224,30 @@ impl Engine {
         self.lost_updates && self.replied_when_lost && self.recorded_when_lost(ply)
     }
 
+    /// Whether the last move recorded is a rook's move that castling from the position
+    /// before makes too: the rook touched first (Art. 5.1(3)), the king crossing after it
+    /// was recorded. Castling in its place is then tried, and taken when shorter: with
+    /// the reply begun as the king lands, no board shows the castled position for the
+    /// candidates to match, and the search from the record finds only the king walking
+    /// round while the other side's pieces go away and back unseen (Rf1, then the king
+    /// on g1 and b2's bishop lifted for Bxb2: not Nc6 Kf2 Ne7 Kg1).
+    fn castling_begun(&self) -> bool {
+        let n = self.record.ply_count();
+        let Some(last) = self.record.moves().last().map(|m| m.mv) else {
+            return false;
+        };
+        last.role() == Role::Rook
+            && !last.is_capture()
+            && n.checked_sub(1)
+                .and_then(|i| self.record.position_at(i))
+                .is_some_and(|before| {
+                    before
+                        .legal_moves()
+                        .iter()
+                        .any(|&mv| castles_after(last, mv))
+                })
+    }
+
     /// Whether the last move recorded is a capture after which the board is explained
     /// only ambiguously (on an occupancy-only board, by captures of the reply swapped
     /// within a scan elsewhere): the same piece's other capture may be the move made
@@ -425,7 +449,8 @@ impl Engine {
         let retry = found == Explanation::Nothing && !self.answered_before_lost(n)
             || self.lost_updates && self.rest_unread
             || held
-            || twin_open;
+            || twin_open
+            || self.castling_begun();
         if retry && let Some(previous) = n.checked_sub(1).and_then(|i| self.record.position_at(i)) {
             let last = self.record.moves()[n - 1].mv;
             // The replaced move was begun before the last one was recorded, after the
@@ -446,7 +471,8 @@ impl Engine {
                 depth,
                 Some(last),
             );
-            let went_on = |mv: &Move| moved_elsewhere(last, *mv).is_some();
+            let went_on =
+                |mv: &Move| moved_elsewhere(last, *mv).is_some() || castles_after(last, *mv);
             // Its piece was read leaving its square first, before the link went down: a
             // replacement begun by another piece (g3 Qf6 Rd7 for the rook read on its way
             // b7-c7 and then on d7) contradicts that reading. (Castling with that rook,

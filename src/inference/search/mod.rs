@@ -39,7 +39,9 @@ use super::history::History;
 pub(crate) use self::deeper::{codes_along, stood_shown_in_order};
 pub(crate) use self::evidence::put_down;
 pub(crate) use self::fresh::fresh_read_passed;
-pub(crate) use self::moves::{capture_square, landing, moved_elsewhere, slides_past};
+pub(crate) use self::moves::{
+    capture_square, castles_after, landing, moved_elsewhere, slides_past,
+};
 pub(crate) use self::seen::round_trip;
 
 /// Most explanations collected per depth. (A search on a board that reads pieces goes on

@@ -26,6 +26,30 @@ pub(crate) fn moved_elsewhere(last: Move, mv: Move) -> Option<(Square, Square)> 
     (start == from && square != to).then_some((to, square))
 }
 
+/// Whether `mv` is castling whose rook goes where `last`, a quiet move of that rook,
+/// put it: `last` was the castling begun with the rook (Art. 5.1(3)), the king not yet
+/// across when it was recorded.
+pub(crate) fn castles_after(last: Move, mv: Move) -> bool {
+    let (
+        Move::Normal {
+            role: Role::Rook,
+            from,
+            to,
+            capture: None,
+            ..
+        },
+        Move::Castle { king, rook },
+    ) = (last, mv)
+    else {
+        return false;
+    };
+    let color = match king.rank() {
+        Rank::First => Color::White,
+        _ => Color::Black,
+    };
+    rook == from && CastlingSide::from_king_side(king < rook).rook_to(color) == to
+}
+
 /// Whether `mv`, replacing `last` (a quiet move), takes the same piece on along a line
 /// through the square `last` put it on: the piece may have been read there sliding on.
 pub(crate) fn slides_past(last: Move, mv: Move) -> bool {
