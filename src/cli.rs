@@ -204,8 +204,9 @@ impl NatsLoginArgs {
 #[derive(Debug, Args)]
 pub struct InferenceArgs {
     /// How long the board must stay unchanged, in milliseconds, before a move is
-    /// recorded. A DGT scan takes 200-250 ms.
-    #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..=300))]
+    /// recorded: longer than one scan of the board. A DGT board scans in 200-250 ms over
+    /// USB and at half speed over Bluetooth (give 500 there).
+    #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..=2000))]
     pub settle_ms: u64,
     /// The boards sense occupancy only (piece codes 0/1, as a DGT Pegasus). A board
     /// reporting firmware 1.0 is taken for a Pegasus anyway.
@@ -394,6 +395,28 @@ mod tests {
         };
         let sub = matches.subcommand_matches("replay").expect("replay");
         replay.engine_config_over(base, sub)
+    }
+
+    #[test]
+    fn a_settle_window_covers_a_bluetooth_boards_scan() {
+        let settle = |ms: &str| {
+            Cli::command()
+                .try_get_matches_from(["boardcast", "replay", "x.rec", "--settle-ms", ms])
+                .map(|m| {
+                    m.subcommand_matches("replay")
+                        .and_then(|r| r.get_one::<u64>("settle_ms").copied())
+                })
+        };
+        assert_eq!(settle("500").expect("parses"), Some(500));
+        assert_eq!(settle("2000").expect("parses"), Some(2000));
+        for refused in ["0", "2001"] {
+            let err = settle(refused).expect_err("out of range");
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{refused}"
+            );
+        }
     }
 
     #[test]
