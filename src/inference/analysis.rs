@@ -471,6 +471,8 @@ impl Engine {
                 depth,
                 Some(last),
             );
+            // The replacement takes the last move's piece on: to another square, or as
+            // the rook of castling begun with it (see `castling_begun`).
             let went_on =
                 |mv: &Move| moved_elsewhere(last, *mv).is_some() || castles_after(last, *mv);
             // Its piece was read leaving its square first, before the link went down: a
