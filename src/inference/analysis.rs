@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Chess, Move, Position, Role};
+use shakmaty::{CastlingSide, Chess, Move, Position, Role};
 
 use super::candidates::{Candidate, Candidates, Match, Origin};
 use super::codes::{Codes, EMPTY, diff, from_board, occupied, shows};
@@ -241,10 +241,10 @@ impl Engine {
             && n.checked_sub(1)
                 .and_then(|i| self.record.position_at(i))
                 .is_some_and(|before| {
-                    before
-                        .legal_moves()
-                        .iter()
-                        .any(|&mv| castles_after(last, mv))
+                    CastlingSide::ALL
+                        .into_iter()
+                        .flat_map(|side| before.castling_moves(side))
+                        .any(|mv| castles_after(last, mv))
                 })
     }
 
