@@ -29,7 +29,8 @@
 //!
 //! Environment knobs (for reproducing): `CORPUS_GAME=<variant>:<file stem>:<game>` plays
 //! just that game (1-based) and prints its whole trace; `CORPUS_THREADS=<n>` sets the
-//! worker threads (default 2); `CORPUS_NOISE_RATE=<p>` overrides the noise rate;
+//! worker threads (default 2); `CORPUS_NOISE_RATE=<p>` overrides the noise rate,
+//! `CORPUS_SPEED=<f>` the players' speed (2 = every human delay halved);
 //! `CORPUS_SAMPLE=<k>` plays every k-th game of each variant only (for quick iteration:
 //! the ratchet then applies to the sample's rate); `CORPUS_ROUND=<r>` plays round `r`
 //! instead of round 0: every game with other seeds (other handling, noise and pauses)
@@ -58,6 +59,15 @@ const NOISE_RATE: f64 = 0.1;
 
 /// The noise rate: [`NOISE_RATE`], or `CORPUS_NOISE_RATE` when set (for bisecting a
 /// failure; the acceptance run uses the default).
+/// The players' speed: the simulator's (1.0), or `CORPUS_SPEED` when set (2.0 = every
+/// human delay halved; for probing play faster than the corpus's).
+fn speed() -> f64 {
+    std::env::var("CORPUS_SPEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0)
+}
+
 fn noise_rate() -> f64 {
     std::env::var("CORPUS_NOISE_RATE")
         .ok()
@@ -284,6 +294,7 @@ fn sim_config(variant: Variant, game: &Game) -> SimConfig {
         noise: Noise::all(noise_rate()),
         rotated: variant == Variant::Rotated,
         occupancy_only: variant == Variant::Occupancy,
+        speed: speed(),
         ..SimConfig::default()
     }
 }
@@ -305,6 +316,9 @@ fn simulate_command(variant: Variant, game: &Game) -> String {
         Variant::Rotated => cmd.push_str(" --rotated"),
         Variant::Occupancy => cmd.push_str(" --occupancy-only"),
         Variant::Realistic => {}
+    }
+    if speed() != 1.0 {
+        let _ = write!(cmd, " --speed {}", speed());
     }
     cmd
 }
