@@ -182,13 +182,18 @@ impl History {
     }
 
     /// The pieces read at or after `from` and replaced since, each kept for at least
-    /// `least` first (longer than a wrong code or a slide's step is read), oldest first.
+    /// `least` first (longer than a wrong code or a slide's step is read), oldest first;
+    /// kept from the reading before it when that was a wrong code (see `began`).
     pub fn stood_replaced(&self, from: Duration, least: Duration) -> Vec<(Square, u8)> {
+        let recent = self
+            .changes
+            .range(self.changes.partition_point(|c| c.at < from)..);
+        let began = began(recent.clone(), least);
         let mut next: [Option<Duration>; 64] = [None; 64];
         let mut stood = Vec::new();
-        for c in self.changes.iter().rev().take_while(|c| c.at >= from) {
+        for (c, &began) in recent.rev().zip(began.iter().rev()) {
             let i = c.square.to_usize();
-            if c.occupied && next[i].is_some_and(|t| t >= c.at + least) {
+            if c.occupied && next[i].is_some_and(|t| t >= began + least) {
                 stood.push((c.square, c.code));
             }
             next[i] = Some(c.at);
@@ -404,6 +409,50 @@ impl History {
     }
 }
 
+/// When the piece each of `changes` reads (oldest first) began to be read on its
+/// square: at that change, or at the one before it when that read another code for
+/// less than `least` (a wrong code is read for a scan) and the piece is one in the hand
+/// (the piece placed there), the other code none (not a piece passing over the square:
+/// a king castling across the rook's square, then the rook). A piece read with a wrong
+/// code and then its own for a scan each stood two scans, as long as one read alike
+/// for both (Kf1 read as a knight first, then h6 and Ke1 within the next scans: not
+/// Ke1 h6).
+fn began<'a>(changes: impl Iterator<Item = &'a Change> + Clone, least: Duration) -> Vec<Duration> {
+    // A piece of `code` in the hand at `at`: read leaving another square, not read
+    // back there since.
+    let in_hand = |square: Square, code: u8, at: Duration| {
+        let upto = || changes.clone().take_while(move |d| d.at <= at);
+        upto().any(|d| {
+            !d.occupied
+                && d.was == code
+                && d.square != square
+                && !upto().any(|e| e.at > d.at && e.square == d.square && e.code == code)
+        })
+    };
+    let mut last: [Option<&Change>; 64] = [None; 64];
+    changes
+        .clone()
+        .map(|c| {
+            let i = c.square.to_usize();
+            let began = match last[i] {
+                Some(p)
+                    if p.occupied
+                        && c.occupied
+                        && c.code != p.code
+                        && c.at < p.at + least
+                        && !in_hand(c.square, p.code, p.at)
+                        && in_hand(c.square, c.code, c.at) =>
+                {
+                    p.at
+                }
+                _ => c.at,
+            };
+            last[i] = Some(c);
+            began
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,6 +594,52 @@ mod tests {
         assert_eq!(h.reading_at(Square::F6, ms(1_300)), Some(11));
         assert_eq!(h.reading_at(Square::F6, ms(2_000)), Some(0));
         assert_eq!(h.reading_at(Square::G6, ms(1_300)), None);
+    }
+
+    #[test]
+    fn a_piece_read_with_a_wrong_code_first_stood_from_that_reading() {
+        let (king, knight, bishop) = (5, 3, 10);
+        let scan = ms(250);
+        // The king lifted from e2, read on f1 as a knight for a scan, then as itself for
+        // one more, then lifted again: it stood two scans.
+        let h = History::from_readings(&[
+            (0, Square::E2, EMPTY, king),
+            (0, Square::F1, knight, EMPTY),
+            (220, Square::F1, king, knight),
+            (440, Square::F1, EMPTY, king),
+        ]);
+        assert_eq!(h.stood_replaced(ms(0), scan), vec![(Square::F1, king)]);
+        // Read for that one scan alone, it may have been passing.
+        let h = History::from_readings(&[
+            (0, Square::E2, EMPTY, king),
+            (220, Square::F1, king, EMPTY),
+            (440, Square::F1, EMPTY, king),
+        ]);
+        assert!(h.stood_replaced(ms(0), scan).is_empty());
+        // A piece in the hand read first is no wrong code: the black king castling
+        // across f8, then the rook placed there (and adjusted).
+        let (black_king, black_rook) = (11, 8);
+        let h = History::from_readings(&[
+            (0, Square::E8, EMPTY, black_king),
+            (0, Square::H8, EMPTY, black_rook),
+            (0, Square::F8, black_king, EMPTY),
+            (220, Square::F8, black_rook, black_king),
+            (220, Square::G8, black_king, EMPTY),
+            (440, Square::F8, EMPTY, black_rook),
+        ]);
+        assert!(h.stood_replaced(ms(0), scan).is_empty());
+        // Nor is a code read next that of no piece in the hand: both were wrong (the
+        // black knight that took on f2 read as a bishop, then as a white knight, then
+        // the king that took it).
+        let (black_knight, white_knight) = (9, knight);
+        let h = History::from_readings(&[
+            (0, Square::E4, EMPTY, black_knight),
+            (0, Square::F2, bishop, 1),
+            (220, Square::E1, EMPTY, king),
+            (220, Square::F2, white_knight, bishop),
+            (440, Square::F2, king, white_knight),
+        ]);
+        assert!(h.stood_replaced(ms(0), scan).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use shakmaty::{Chess, Move, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
-use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, Sequence};
+use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, READ_PLIES, Sequence};
 use crate::inference::codes::{Codes, code_piece, move_effect, piece_code};
 use crate::inference::history::History;
 
@@ -59,16 +59,19 @@ pub(crate) fn stood_shown_in_order(
     history: &History,
     (from, least): (Duration, Duration),
 ) -> bool {
+    shown_in_order(positions, &history.stood_replaced(from, least))
+}
+
+/// Whether each of `pieces` (square, code, in the order read) stands on its square in
+/// one of `positions` (in the order played), no earlier than the one before it.
+fn shown_in_order(positions: &[Codes], pieces: &[(Square, u8)]) -> bool {
     let mut at = 0;
-    history
-        .stood_replaced(from, least)
-        .into_iter()
-        .all(|(square, code)| {
-            let found = positions[at..]
-                .iter()
-                .position(|p| p[square.to_usize()] == code);
-            found.inspect(|i| at += i).is_some()
-        })
+    pieces.iter().all(|&(square, code)| {
+        let found = positions[at..]
+            .iter()
+            .position(|p| p[square.to_usize()] == code);
+        found.inspect(|i| at += i).is_some()
+    })
 }
 
 /// Whether each of `pieces` (square, code) stands on its square in the position `moves`
@@ -122,6 +125,11 @@ impl<'a> Deeper<'a> {
         shows(self.start, self.codes, &s.moves, self.stood.iter().copied())
     }
 
+    /// Whether `s` shows each piece read standing where it stood, in the order read.
+    fn shown_in_order(&self, s: &Sequence) -> bool {
+        shown_in_order(&codes_along(self.start, self.codes, &s.moves), &self.stood)
+    }
+
     /// Whether the board read a piece standing that none of the `shorter` explanations
     /// shows where it stood.
     pub(super) fn overlooked(&self, shorter: &[&Sequence]) -> bool {
@@ -129,7 +137,9 @@ impl<'a> Deeper<'a> {
     }
 
     /// When none of the `shorter` explanations shows every such piece: the explanations
-    /// of the fewest moves in `depths` that do, are seen whole (every square seen to
+    /// of the fewest moves in `depths` (up to [`READ_PLIES`] beyond, on a board read
+    /// without lost updates) that show them
+    /// in the order read, are seen whole (every square seen to
     /// change, in the order of the lifts, promoted pieces read) and complete if
     /// `complete` (the shorter one was), among moves whose piece was read on its
     /// destination, or taken there (or en passant) by a piece read standing (few, so
@@ -145,7 +155,17 @@ impl<'a> Deeper<'a> {
         if !self.overlooked(shorter) {
             return None;
         }
-        self.search_for(depths, complete, nodes, |s| self.shown(s))
+        // Moves the board read being made, faster than it rested between them, may be
+        // more than the search reaches: each is read on its destination, so the few such
+        // lines are searched deeper. (Not after lost updates: the board read afresh
+        // shows every piece on its destination.)
+        let beyond = if self.evidence.continuous() {
+            READ_PLIES
+        } else {
+            0
+        };
+        let depths = *depths.start()..=*depths.end() + beyond;
+        self.search_for(depths, complete, nodes, |s| self.shown_in_order(s))
     }
 
     /// For shorter explanations that each answer a move while its piece stood elsewhere

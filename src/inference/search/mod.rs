@@ -59,6 +59,11 @@ const NONE_DEPTH: usize = 3;
 /// Positions whose moves that proof generates before it gives up (the search then runs
 /// as if it had not been tried): a board it settles takes a few dozen.
 const NONE_NODES: usize = 200;
+/// Moves beyond the search's depth that a deeper search for the pieces the board read
+/// standing goes on (see `Deeper::search`): moves read being made, each piece read on
+/// its destination, only faster than the board rested between them (a burst of blitz
+/// moves: Qf3 Be4 Qg4 Bf5 Qf3 within two seconds).
+const READ_PLIES: usize = 2;
 /// Pieces that may be in the hands at once in a move in progress (a capture).
 const MAX_LIFTED: usize = 2;
 
