@@ -216,7 +216,8 @@ pub struct InferenceArgs {
     #[arg(long)]
     pub tournament: bool,
     /// Deepest sequence of moves searched to explain a board after missed updates (two
-    /// more on an occupancy-only board).
+    /// more on an occupancy-only board, and for moves the board read being made faster
+    /// than it rested).
     #[arg(long, value_name = "PLIES", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=6))]
     pub search_plies: u64,
     /// Accept an irregular board as the new position once it has been unchanged this many
