@@ -202,6 +202,42 @@ impl History {
         stood
     }
 
+    /// The pieces read at or after `from` for less than `least` and replaced since, each
+    /// with the code of a piece then in the hand, read standing later (or standing now)
+    /// on a square other than this one and the one it left, oldest first: a piece put
+    /// down and moved on within a scan or so (a move made and another by the same piece,
+    /// faster than the board rests), or read passing over the square. One never read
+    /// standing again may have been taken there, a wrong code, or a step of a slide
+    /// still in progress; one standing again where it was lifted, a wrong code read
+    /// while it was adjusted.
+    pub fn put_down_briefly(&self, from: Duration, least: Duration) -> Vec<(Square, u8)> {
+        let recent = self
+            .changes
+            .range(self.changes.partition_point(|c| c.at < from)..);
+        let mut next: [Option<Duration>; 64] = [None; 64];
+        // The squares each code stood on (or stands on) after the change looked at.
+        let mut stood_later = [Bitboard::EMPTY; 16];
+        let mut brief = Vec::new();
+        for c in recent.clone().rev() {
+            let i = c.square.to_usize();
+            let code = usize::from(c.code) % 16;
+            let kept = next[i].is_none_or(|t| t >= c.at + least);
+            let elsewhere = stood_later[code].without(c.square);
+            if c.occupied && !kept && elsewhere.any() {
+                let origins = lifted_from(recent.clone(), c.square, c.code, c.at);
+                if origins.any() && (elsewhere & !origins).any() {
+                    brief.push((c.square, c.code));
+                }
+            }
+            next[i] = Some(c.at);
+            if c.occupied && kept {
+                stood_later[code].add(c.square);
+            }
+        }
+        brief.reverse();
+        brief
+    }
+
     /// The squares read with a piece at or after `from` and then, within `scan`, empty or
     /// with the code of no piece already in the hand (the board's current readings left
     /// out), the code read first being that of no piece read leaving another square since:
@@ -418,17 +454,8 @@ impl History {
 /// for both (Kf1 read as a knight first, then h6 and Ke1 within the next scans: not
 /// Ke1 h6).
 fn began<'a>(changes: impl Iterator<Item = &'a Change> + Clone, least: Duration) -> Vec<Duration> {
-    // A piece of `code` in the hand at `at`: read leaving another square, not read
-    // back there since.
-    let in_hand = |square: Square, code: u8, at: Duration| {
-        let upto = || changes.clone().take_while(move |d| d.at <= at);
-        upto().any(|d| {
-            !d.occupied
-                && d.was == code
-                && d.square != square
-                && !upto().any(|e| e.at > d.at && e.square == d.square && e.code == code)
-        })
-    };
+    let in_hand =
+        |square: Square, code: u8, at: Duration| in_hand(changes.clone(), square, code, at);
     let mut last: [Option<&Change>; 64] = [None; 64];
     changes
         .clone()
@@ -450,6 +477,37 @@ fn began<'a>(changes: impl Iterator<Item = &'a Change> + Clone, least: Duration)
             last[i] = Some(c);
             began
         })
+        .collect()
+}
+
+/// Whether a piece of `code` was in the hand at `at` by `changes` (oldest first): read
+/// leaving a square other than `square`, and not read back there since.
+fn in_hand<'a>(
+    changes: impl Iterator<Item = &'a Change> + Clone,
+    square: Square,
+    code: u8,
+    at: Duration,
+) -> bool {
+    lifted_from(changes, square, code, at).any()
+}
+
+/// The squares other than `square` that pieces of `code` in the hand at `at` were read
+/// leaving, by `changes` (oldest first), not read back there since.
+fn lifted_from<'a>(
+    changes: impl Iterator<Item = &'a Change> + Clone,
+    square: Square,
+    code: u8,
+    at: Duration,
+) -> Bitboard {
+    let upto = || changes.clone().take_while(move |d| d.at <= at);
+    upto()
+        .filter(|d| {
+            !d.occupied
+                && d.was == code
+                && d.square != square
+                && !upto().any(|e| e.at > d.at && e.square == d.square && e.code == code)
+        })
+        .map(|d| d.square)
         .collect()
 }
 
@@ -640,6 +698,40 @@ mod tests {
             (440, Square::F2, king, white_knight),
         ]);
         assert!(h.stood_replaced(ms(0), scan).is_empty());
+    }
+
+    #[test]
+    fn a_piece_put_down_for_a_scan_and_moved_on_is_read_put_down() {
+        let (rook, knight) = (2, 9);
+        let scan = ms(250);
+        // The rook lifted from c1, read on a1 for a scan, then standing on b1.
+        let moved_on = [
+            (0, Square::C1, EMPTY, rook),
+            (220, Square::A1, rook, EMPTY),
+            (440, Square::A1, EMPTY, rook),
+            (660, Square::B1, rook, EMPTY),
+        ];
+        let h = History::from_readings(&moved_on);
+        assert_eq!(h.put_down_briefly(ms(0), scan), vec![(Square::A1, rook)]);
+        // Not yet standing anywhere: a slide's step, its move still in progress.
+        let h = History::from_readings(&moved_on[..3]);
+        assert!(h.put_down_briefly(ms(0), scan).is_empty());
+        // Standing again where it was lifted: the reading was a wrong code (a knight
+        // adjusted on e5 while the king castled across g8, read there as the knight).
+        let h = History::from_readings(&[
+            (0, Square::E5, EMPTY, knight),
+            (0, Square::G8, knight, EMPTY),
+            (220, Square::G8, 11, knight),
+            (220, Square::E5, knight, EMPTY),
+        ]);
+        assert!(h.put_down_briefly(ms(0), scan).is_empty());
+        // Read for a scan with the code of no piece in the hand.
+        let h = History::from_readings(&[
+            (220, Square::A1, knight, EMPTY),
+            (440, Square::A1, EMPTY, knight),
+            (660, Square::B1, knight, EMPTY),
+        ]);
+        assert!(h.put_down_briefly(ms(0), scan).is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Chess, Move, Position, Rank, Role, Square, attacks};
+use shakmaty::{CastlingSide, Chess, Color, Move, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
@@ -86,6 +86,33 @@ fn shows(
     pieces.all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
 }
 
+/// Whether `mv`, played from `before`, takes a piece of `code` over `square`: between
+/// the squares of a piece it moves (castling's king and rook), or within the rectangle
+/// of a knight's move (a knight slid across the board).
+fn passes(mv: Move, before: &Codes, square: Square, code: u8) -> bool {
+    let ways = match mv {
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(rook > king);
+            let color = Color::from_white(king.rank() == Rank::First);
+            [
+                Some((king, side.king_to(color))),
+                Some((rook, side.rook_to(color))),
+            ]
+        }
+        _ => [mv.from().map(|from| (from, mv.to())), None],
+    };
+    ways.into_iter().flatten().any(|(from, to)| {
+        before[from.to_usize()] == code
+            && if mv.role() == Role::Knight {
+                let files = from.file().min(to.file())..=from.file().max(to.file());
+                let ranks = from.rank().min(to.rank())..=from.rank().max(to.rank());
+                files.contains(&square.file()) && ranks.contains(&square.rank())
+            } else {
+                attacks::between(from, to).contains(square)
+            }
+    })
+}
+
 /// A search deeper than a shorter explanation, for one that shows each piece the board
 /// read for longer than a wrong code lasts, and replaced since, where it stood.
 pub(super) struct Deeper<'a> {
@@ -97,6 +124,8 @@ pub(super) struct Deeper<'a> {
     skip_first: Option<Move>,
     /// The pieces read standing and replaced since (`History::stood_replaced`).
     stood: Vec<(Square, u8)>,
+    /// The pieces in the hand read put down for less (`History::put_down_briefly`).
+    brief: Vec<(Square, u8)>,
 }
 
 impl<'a> Deeper<'a> {
@@ -110,6 +139,9 @@ impl<'a> Deeper<'a> {
         let stood = evidence
             .history
             .stood_replaced(evidence.readings, evidence.scan);
+        let brief = evidence
+            .history
+            .put_down_briefly(evidence.readings, evidence.scan);
         Deeper {
             start,
             codes,
@@ -117,23 +149,44 @@ impl<'a> Deeper<'a> {
             evidence,
             skip_first,
             stood,
+            brief,
         }
     }
 
-    /// Whether `s` shows each piece read standing where it stood.
+    /// Whether `s` shows each piece read standing where it stood, and each put down
+    /// briefly where it was or on its way.
     pub(super) fn shown(&self, s: &Sequence) -> bool {
-        shows(self.start, self.codes, &s.moves, self.stood.iter().copied())
+        let positions = codes_along(self.start, self.codes, &s.moves);
+        let on =
+            |&(square, code): &(Square, u8)| positions.iter().any(|p| p[square.to_usize()] == code);
+        self.stood.iter().all(on) && self.brief_shown(&positions, &s.moves)
     }
 
-    /// Whether `s` shows each piece read standing where it stood, in the order read.
+    /// Whether `s` shows each piece read standing where it stood, in the order read, and
+    /// each put down briefly where it was or on its way.
     fn shown_in_order(&self, s: &Sequence) -> bool {
-        shown_in_order(&codes_along(self.start, self.codes, &s.moves), &self.stood)
+        let positions = codes_along(self.start, self.codes, &s.moves);
+        shown_in_order(&positions, &self.stood) && self.brief_shown(&positions, &s.moves)
     }
 
-    /// Whether the board read a piece standing that none of the `shorter` explanations
-    /// shows where it stood.
+    /// Whether each piece read put down briefly stands on its square in one of
+    /// `positions` (those `moves` pass through), or one of `moves` takes a piece of its
+    /// code over the square: between the squares of a line move, within the rectangle
+    /// of a knight's (a knight slid across the board).
+    fn brief_shown(&self, positions: &[Codes], moves: &[Move]) -> bool {
+        self.brief.iter().all(|&(square, code)| {
+            positions.iter().any(|p| p[square.to_usize()] == code)
+                || moves
+                    .iter()
+                    .zip(positions)
+                    .any(|(&mv, before)| passes(mv, before, square, code))
+        })
+    }
+
+    /// Whether the board read a piece standing (or put down briefly) that none of the
+    /// `shorter` explanations shows where it stood.
     pub(super) fn overlooked(&self, shorter: &[&Sequence]) -> bool {
-        !self.stood.is_empty() && !shorter.iter().any(|s| self.shown(s))
+        (!self.stood.is_empty() || !self.brief.is_empty()) && !shorter.iter().any(|s| self.shown(s))
     }
 
     /// When none of the `shorter` explanations shows every such piece: the explanations
