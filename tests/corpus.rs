@@ -57,8 +57,6 @@ const FILES: [&str; 2] = ["lichess_db_1000k", "twic1599_1000k"];
 /// simulator CLI's `--noise-rate`.
 const NOISE_RATE: f64 = 0.1;
 
-/// The noise rate: [`NOISE_RATE`], or `CORPUS_NOISE_RATE` when set (for bisecting a
-/// failure; the acceptance run uses the default).
 /// The players' speed: the simulator's (1.0), or `CORPUS_SPEED` when set (2.0 = every
 /// human delay halved; for probing play faster than the corpus's).
 fn speed() -> f64 {
@@ -68,6 +66,8 @@ fn speed() -> f64 {
         .unwrap_or(1.0)
 }
 
+/// The noise rate: [`NOISE_RATE`], or `CORPUS_NOISE_RATE` when set (for bisecting a
+/// failure; the acceptance run uses the default).
 fn noise_rate() -> f64 {
     std::env::var("CORPUS_NOISE_RATE")
         .ok()

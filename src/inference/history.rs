@@ -215,23 +215,25 @@ impl History {
             .changes
             .range(self.changes.partition_point(|c| c.at < from)..);
         let mut next: [Option<Duration>; 64] = [None; 64];
-        // The squares each code stood on (or stands on) after the change looked at.
-        let mut stood_later = [Bitboard::EMPTY; 16];
+        // The squares each piece code stood on (or stands on) after the change looked at.
+        let mut stood_later = [Bitboard::EMPTY; 13];
         let mut brief = Vec::new();
         for c in recent.clone().rev() {
             let i = c.square.to_usize();
-            let code = usize::from(c.code) % 16;
             let kept = next[i].is_none_or(|t| t >= c.at + least);
-            let elsewhere = stood_later[code].without(c.square);
+            next[i] = Some(c.at);
+            let Some(later) = stood_later.get_mut(usize::from(c.code)) else {
+                continue;
+            };
+            let elsewhere = later.without(c.square);
             if c.occupied && !kept && elsewhere.any() {
                 let origins = lifted_from(recent.clone(), c.square, c.code, c.at);
                 if origins.any() && (elsewhere & !origins).any() {
                     brief.push((c.square, c.code));
                 }
             }
-            next[i] = Some(c.at);
             if c.occupied && kept {
-                stood_later[code].add(c.square);
+                later.add(c.square);
             }
         }
         brief.reverse();
@@ -447,12 +449,12 @@ impl History {
 
 /// When the piece each of `changes` reads (oldest first) began to be read on its
 /// square: at that change, or at the one before it when that read another code for
-/// less than `least` (a wrong code is read for a scan) and the piece is one in the hand
-/// (the piece placed there), the other code none (not a piece passing over the square:
-/// a king castling across the rook's square, then the rook). A piece read with a wrong
-/// code and then its own for a scan each stood two scans, as long as one read alike
-/// for both (Kf1 read as a knight first, then h6 and Ke1 within the next scans: not
-/// Ke1 h6).
+/// less than `least` (a wrong code is read for a scan), the code of no piece in the
+/// hand (not a piece passing over the square: a king castling across the rook's square,
+/// then the rook), and the piece is one in the hand (the piece placed there). A piece
+/// read with a wrong code and then its own for a scan each stood two scans, as long as
+/// one read alike for both (Kf1 read as a knight first, then h6 and Ke1 within the next
+/// scans: not Ke1 h6).
 fn began<'a>(changes: impl Iterator<Item = &'a Change> + Clone, least: Duration) -> Vec<Duration> {
     let in_hand =
         |square: Square, code: u8, at: Duration| in_hand(changes.clone(), square, code, at);

@@ -83,7 +83,12 @@ fn shows(
     mut pieces: impl Iterator<Item = (Square, u8)>,
 ) -> bool {
     let positions = codes_along(start, codes, moves);
-    pieces.all(|(square, code)| positions.iter().any(|p| p[square.to_usize()] == code))
+    pieces.all(|(square, code)| stands(&positions, square, code))
+}
+
+/// Whether a piece of `code` stands on `square` in one of `positions`.
+fn stands(positions: &[Codes], square: Square, code: u8) -> bool {
+    positions.iter().any(|p| p[square.to_usize()] == code)
 }
 
 /// Whether `mv`, played from `before`, takes a piece of `code` over `square`: between
@@ -114,7 +119,8 @@ fn passes(mv: Move, before: &Codes, square: Square, code: u8) -> bool {
 }
 
 /// A search deeper than a shorter explanation, for one that shows each piece the board
-/// read for longer than a wrong code lasts, and replaced since, where it stood.
+/// read for longer than a wrong code lasts, and replaced since, where it stood (and each
+/// piece in the hand read put down for less and moved on, there or passing over).
 pub(super) struct Deeper<'a> {
     /// The position the search starts from, and its codes.
     pub(super) start: &'a Chess,
@@ -157,8 +163,7 @@ impl<'a> Deeper<'a> {
     /// briefly where it was or on its way.
     pub(super) fn shown(&self, s: &Sequence) -> bool {
         let positions = codes_along(self.start, self.codes, &s.moves);
-        let on =
-            |&(square, code): &(Square, u8)| positions.iter().any(|p| p[square.to_usize()] == code);
+        let on = |&(square, code): &(Square, u8)| stands(&positions, square, code);
         self.stood.iter().all(on) && self.brief_shown(&positions, &s.moves)
     }
 
@@ -175,7 +180,7 @@ impl<'a> Deeper<'a> {
     /// of a knight's (a knight slid across the board).
     fn brief_shown(&self, positions: &[Codes], moves: &[Move]) -> bool {
         self.brief.iter().all(|&(square, code)| {
-            positions.iter().any(|p| p[square.to_usize()] == code)
+            stands(positions, square, code)
                 || moves
                     .iter()
                     .zip(positions)
@@ -191,9 +196,9 @@ impl<'a> Deeper<'a> {
 
     /// When none of the `shorter` explanations shows every such piece: the explanations
     /// of the fewest moves in `depths` (up to [`READ_PLIES`] beyond, on a board read
-    /// without lost updates) that show them
-    /// in the order read, are seen whole (every square seen to
-    /// change, in the order of the lifts, promoted pieces read) and complete if
+    /// without lost updates) that show them (those read standing in the order read),
+    /// are seen whole (every square seen to change, in the order of the lifts, promoted
+    /// pieces read) and complete if
     /// `complete` (the shorter one was), among moves whose piece was read on its
     /// destination, or taken there (or en passant) by a piece read standing (few, so
     /// the search stays cheap). `None` when there is none, or the search was cut (it
