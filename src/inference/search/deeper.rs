@@ -94,7 +94,7 @@ fn stands(positions: &[Codes], square: Square, code: u8) -> bool {
 /// Whether `mv`, played from `before`, takes a piece of `code` over `square`: between
 /// the squares of a piece it moves (castling's king and rook), or within the rectangle
 /// of a knight's move (a knight slid across the board).
-fn passes(mv: Move, before: &Codes, square: Square, code: u8) -> bool {
+pub(super) fn passes(mv: Move, before: &Codes, square: Square, code: u8) -> bool {
     let ways = match mv {
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(rook > king);

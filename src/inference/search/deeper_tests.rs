@@ -1,10 +1,11 @@
-//! Unit tests of the deeper search's evidence: moves answered in turn.
+//! Unit tests of the deeper search's evidence: moves answered in turn, pieces shown in the
+//! order read, moves passing over squares.
 
 use std::time::Duration;
 
 use shakmaty::{Bitboard, Chess, Position, Square};
 
-use super::deeper::{Deeper, codes_along, stood_shown_in_order};
+use super::deeper::{Deeper, codes_along, passes, stood_shown_in_order};
 use super::tests::{NO_ORDER, after, after_moves, evidence, position};
 use super::{Evidence, Sequence, from_board};
 use crate::inference::codes::EMPTY;
@@ -110,4 +111,28 @@ fn pieces_read_standing_are_shown_in_the_order_read() {
     let line = after_moves(&other, &["Rb1", "Ra2", "R1b2"]);
     positions.extend(codes_along(&other, &last, &line).into_iter().skip(1));
     assert!(stood_shown_in_order(&positions, &history, window));
+}
+
+/// A move takes its piece over the squares between its own (a slide's steps), castling
+/// both its king and its rook, a knight anywhere within its move's rectangle.
+#[test]
+fn a_move_passes_over_the_squares_on_its_way() {
+    let start = position("4k3/8/8/8/8/8/8/RN2K2R w K - 0 1");
+    let codes = from_board(start.board(), false);
+    let code = |sq: Square| codes[sq.to_usize()];
+    let (rook, knight, king) = (code(Square::A1), code(Square::B1), code(Square::E1));
+    let [castle, knight_move, rook_move] = [
+        after_moves(&start, &["O-O"])[0],
+        after_moves(&start, &["Nc3"])[0],
+        after_moves(&start, &["Ra4"])[0],
+    ];
+    assert!(passes(castle, &codes, Square::F1, king));
+    assert!(passes(castle, &codes, Square::G1, rook));
+    assert!(!passes(castle, &codes, Square::G1, king));
+    assert!(passes(knight_move, &codes, Square::B2, knight));
+    assert!(passes(knight_move, &codes, Square::C2, knight));
+    assert!(!passes(knight_move, &codes, Square::A2, knight));
+    assert!(passes(rook_move, &codes, Square::A3, rook));
+    assert!(!passes(rook_move, &codes, Square::B2, rook));
+    assert!(!passes(rook_move, &codes, Square::A3, knight));
 }
