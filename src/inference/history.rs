@@ -58,6 +58,12 @@ impl History {
         }
     }
 
+    /// The changes read at or after `from`, oldest first.
+    fn since(&self, from: Duration) -> std::collections::vec_deque::Iter<'_, Change> {
+        self.changes
+            .range(self.changes.partition_point(|c| c.at < from)..)
+    }
+
     fn on(&self, square: Square) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(move |c| c.square == square)
     }
@@ -185,9 +191,7 @@ impl History {
     /// `least` first (longer than a wrong code or a slide's step is read), oldest first;
     /// kept from the reading before it when that was a wrong code (see `began`).
     pub fn stood_replaced(&self, from: Duration, least: Duration) -> Vec<(Square, u8)> {
-        let recent = self
-            .changes
-            .range(self.changes.partition_point(|c| c.at < from)..);
+        let recent = self.since(from);
         let began = began(recent.clone(), least);
         let mut next: [Option<Duration>; 64] = [None; 64];
         let mut stood = Vec::new();
@@ -211,9 +215,7 @@ impl History {
     /// still in progress; one standing again where it was lifted, a wrong code read
     /// while it was adjusted.
     pub fn put_down_briefly(&self, from: Duration, least: Duration) -> Vec<(Square, u8)> {
-        let recent = self
-            .changes
-            .range(self.changes.partition_point(|c| c.at < from)..);
+        let recent = self.since(from);
         let mut next: [Option<Duration>; 64] = [None; 64];
         // The squares each piece code stood on (or stands on) after the change looked at.
         let mut stood_later = [Bitboard::EMPTY; 13];

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{CastlingSide, Chess, Color, Move, Position, Rank, Role, Square, attacks};
+use shakmaty::{Chess, Move, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
@@ -95,10 +95,11 @@ fn stands(positions: &[Codes], square: Square, code: u8) -> bool {
 /// the squares of a piece it moves (castling's king and rook), or within the rectangle
 /// of a knight's move (a knight slid across the board).
 pub(super) fn passes(mv: Move, before: &Codes, square: Square, code: u8) -> bool {
-    let ways = match mv {
-        Move::Castle { king, rook } => {
-            let side = CastlingSide::from_king_side(rook > king);
-            let color = Color::from_white(king.rank() == Rank::First);
+    let ways = match (mv, mv.castling_side()) {
+        (Move::Castle { king, rook }, Some(side)) => {
+            let Some(color) = code_piece(before[king.to_usize()]).map(|p| p.color) else {
+                return false;
+            };
             [
                 Some((king, side.king_to(color))),
                 Some((rook, side.rook_to(color))),
