@@ -7,6 +7,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Role};
 
 use super::bounds::{Counts, board_counts, counts_after, piece_counts};
 use super::evidence::sliders_across;
+use super::line::Played;
 use super::moves::{capture_square, landing, start_push};
 use super::{Evidence, IN_PROGRESS_SQUARES, MAX_COUNTED, MAX_NODES, Sequence, Step};
 use crate::inference::codes::{Codes, EMPTY, Effect, diff, move_effect, move_squares, piece_code};
@@ -18,8 +19,10 @@ pub(super) struct Search<'a> {
     pub(super) evidence: Evidence<'a>,
     pub(super) occupancy_only: bool,
     pub(super) skip_first: Option<Move>,
-    /// The moves every sequence starts with.
+    /// The moves every sequence starts with (tried as far as `line` has them).
     pub(super) hypothesis: &'a [Move],
+    /// The positions after each of them, as long as they are legal (`played_along`).
+    pub(super) line: &'a [Played],
     pub(super) found: &'a mut Vec<Sequence>,
     /// Past `MAX_COUNTED` explanations, go on for every one the board shows best (every
     /// square seen, in the order of the lifts), whole or with a move in progress:
@@ -64,6 +67,7 @@ impl<'a> Search<'a> {
             occupancy_only,
             skip_first: None,
             hypothesis: &[],
+            line: &[],
             found,
             collect_best: false,
             placed: None,
@@ -91,6 +95,13 @@ impl Search<'_> {
         remaining: usize,
         path: &mut Vec<Step>,
     ) {
+        if let Some((skipped, changed)) = self.skip_along_line(remaining, path) {
+            let line = self.line;
+            let last = &line[skipped - 1];
+            let left = remaining - skipped;
+            self.dfs_from(&last.pos, &last.codes, changed, &last.counts, left, path);
+            return;
+        }
         let counts = board_counts(pos.board());
         self.dfs_from(
             pos,
@@ -100,6 +111,63 @@ impl Search<'_> {
             remaining,
             path,
         );
+    }
+
+    /// Within a hypothesis carried on a board that reads pieces, the positions the search
+    /// walks before its last move fail no bound once the last of them passes: the bounds
+    /// only tighten along a line of moves (each changes at most three squares, castling
+    /// four and a right to castle; each puts at most one piece of its side where the
+    /// target wants it, castling two and a right to castle; pieces only go). They are
+    /// then counted as visited and their moves put on the path as the search would, but
+    /// without a look at each: a hypothesis grows by every move made while its ambiguity
+    /// stays open, and walking it again at each depth of every search was most of a long
+    /// game's searching. How many moves were skipped, if any, and where the board still
+    /// differs after them.
+    fn skip_along_line(
+        &mut self,
+        remaining: usize,
+        path: &mut Vec<Step>,
+    ) -> Option<(usize, Bitboard)> {
+        let line = self.line;
+        let skipped = self.hypothesis.len().checked_sub(1)?;
+        // Each position skipped has two moves or more left (no last move's cuts), and
+        // none of them ends the search at the node budget.
+        if skipped == 0
+            || line.len() < skipped
+            || remaining < self.hypothesis.len()
+            || *self.nodes + skipped >= MAX_NODES
+            || !path.is_empty()
+            || self.occupancy_only
+            || self.skip_first.is_some()
+            || self.within.is_some()
+            || self.placed.is_some()
+        {
+            return None;
+        }
+        let last = &line[skipped - 1];
+        let changed = diff(&last.codes, self.target);
+        let left = remaining - skipped;
+        if !self.within_reach(&last.pos, changed, left)
+            || !self.reachable(&last.pos, &last.codes, changed, left, &last.counts)
+        {
+            return None;
+        }
+        *self.nodes += skipped;
+        path.extend(
+            line[..skipped]
+                .iter()
+                .zip(self.hypothesis)
+                .map(|(played, &mv)| Step {
+                    mv,
+                    squares: played.effect.squares(),
+                    fills: Bitboard::EMPTY,
+                    lift: Duration::ZERO,
+                    code: played.code,
+                    taken_unseen: false,
+                    across: Bitboard::EMPTY,
+                }),
+        );
+        Some((skipped, changed))
     }
 
     /// `dfs` from a board differing from the target on `changed` (known to the move
@@ -154,10 +222,15 @@ impl Search<'_> {
         let moves = match (root, self.hypothesis.get(path.len())) {
             (Some(moves), _) => moves,
             // Within the hypothesis only its move is tried (the others are skipped below
-            // uncounted): a carried ambiguity's long sequences generate no move lists.
+            // uncounted), when legal there: a carried ambiguity's long sequences generate
+            // no move lists.
             (None, Some(&h)) => {
                 forced = [h];
-                if pos.is_legal(h) { &forced[..] } else { &[] }
+                if path.len() < self.line.len() {
+                    &forced[..]
+                } else {
+                    &[]
+                }
             }
             (None, None) => {
                 generated = pos.legal_moves();
@@ -254,7 +327,15 @@ impl Search<'_> {
                 *self.nodes += 1;
                 continue;
             }
-            let effect = move_effect(mv, pos.turn(), self.occupancy_only);
+            // Within the hypothesis, the move was played once for every depth.
+            let line = self.line;
+            let played = line
+                .get(path.len())
+                .filter(|_| path.len() < self.hypothesis.len());
+            let effect = played.map_or_else(
+                || move_effect(mv, pos.turn(), self.occupancy_only),
+                |p| p.effect,
+            );
             let squares = effect.squares();
             // The empty squares the move fills (only asked on an occupancy-only board).
             let fills = if self.occupancy_only {
@@ -292,7 +373,18 @@ impl Search<'_> {
                 // A board out of reach from here is out of reach after the move (which
                 // never adds a right to castle): the node is counted, as `dfs` would,
                 // without playing the move.
-                if self.within_reach(pos, next_changed, remaining - 1) {
+                if !self.within_reach(pos, next_changed, remaining - 1) {
+                    *self.nodes += 1;
+                } else if let Some(p) = played {
+                    self.dfs_from(
+                        &p.pos,
+                        &p.codes,
+                        next_changed,
+                        &p.counts,
+                        remaining - 1,
+                        path,
+                    );
+                } else {
                     let mut next_codes = *codes;
                     effect.apply(&mut next_codes);
                     let mut next = pos.clone();
@@ -306,8 +398,6 @@ impl Search<'_> {
                         remaining - 1,
                         path,
                     );
-                } else {
-                    *self.nodes += 1;
                 }
             }
             path.pop();

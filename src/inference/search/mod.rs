@@ -15,6 +15,7 @@ mod deeper_tests;
 mod dfs;
 mod evidence;
 mod fresh;
+mod line;
 mod moves;
 mod none;
 #[cfg(test)]
@@ -32,6 +33,7 @@ use self::choice::{choose, choose_between, prefer, queens_promoted};
 use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
 use self::fresh::SinceLost;
+use self::line::played_along;
 use self::seen::seen_whole;
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
@@ -528,12 +530,14 @@ pub(crate) fn extend(
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     let deepest = hypothesis.len() + extra;
+    let line = played_along(start, &codes, hypothesis, occupancy_only);
     let mut strained: Vec<Sequence> = Vec::new();
     for plies in hypothesis.len().max(1)..=deepest {
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
         let mut search = Search {
             hypothesis,
+            line: &line,
             ..Search::new(target, evidence, occupancy_only, &mut found, &mut nodes)
         };
         search.dfs(start, &codes, plies, &mut path);
