@@ -327,11 +327,9 @@ impl Search<'_> {
                 *self.nodes += 1;
                 continue;
             }
-            // Within the hypothesis, the move was played once for every depth.
+            // Within the hypothesis (its move), the move was played once for every depth.
             let line = self.line;
-            let played = line
-                .get(path.len())
-                .filter(|_| path.len() < self.hypothesis.len());
+            let played = line.get(path.len());
             let effect = played.map_or_else(
                 || move_effect(mv, pos.turn(), self.occupancy_only),
                 |p| p.effect,
