@@ -70,8 +70,8 @@ impl History {
 
     /// When `square` was first left (read empty) at or after `from`.
     pub fn left(&self, square: Square, from: Duration) -> Option<Duration> {
-        self.on(square)
-            .find(|c| !c.occupied && c.at >= from)
+        self.since(from)
+            .find(|c| c.square == square && !c.occupied)
             .map(|c| c.at)
     }
 
@@ -131,8 +131,9 @@ impl History {
 
     /// Whether `square` read `code` at or after `from` and before `until`.
     pub fn read(&self, square: Square, code: u8, from: Duration, until: Duration) -> bool {
-        self.on(square)
-            .any(|c| c.code == code && c.at >= from && c.at < until)
+        self.since(from)
+            .take_while(|c| c.at < until)
+            .any(|c| c.square == square && c.code == code)
     }
 
     /// Whether `square` read another piece of `code`'s colour at or after `from` and
@@ -417,15 +418,15 @@ impl History {
 
     /// When `square` first read `code` at or after `from`.
     pub fn filled_with(&self, square: Square, code: u8, from: Duration) -> Option<Duration> {
-        self.on(square)
-            .find(|c| c.code == code && c.at >= from)
+        self.since(from)
+            .find(|c| c.square == square && c.code == code)
             .map(|c| c.at)
     }
 
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
-        self.on(square)
-            .find(|c| c.occupied && c.at >= from)
+        self.since(from)
+            .find(|c| c.square == square && c.occupied)
             .map(|c| c.at)
     }
 }
@@ -521,6 +522,55 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    /// The lookups from a time (which skip the changes before it) answer as a scan of
+    /// every change kept: changes at the same time, lookups at a change's exact time,
+    /// after the oldest were let go.
+    #[test]
+    fn lookups_from_a_time_answer_as_a_scan_of_every_change() {
+        let mut h = History::default();
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed % n
+        };
+        let squares = [Square::E2, Square::E4, Square::D7, Square::G1];
+        let mut t = 0;
+        for _ in 0..KEPT + 60 {
+            t += u64::from(next(3)) * 10;
+            let code = next(4) as u8;
+            h.push(Change {
+                at: ms(t),
+                square: squares[next(4) as usize],
+                occupied: code != EMPTY,
+                code,
+                was: EMPTY,
+            });
+        }
+        let all: Vec<Change> = h.changes.iter().copied().collect();
+        let scan = |square: Square, from: Duration, hit: &dyn Fn(&Change) -> bool| {
+            all.iter()
+                .find(|c| c.square == square && c.at >= from && hit(c))
+                .map(|c| c.at)
+        };
+        for from in (0..=t + 10).step_by(10).map(ms) {
+            for square in squares {
+                assert_eq!(h.left(square, from), scan(square, from, &|c| !c.occupied));
+                assert_eq!(h.filled(square, from), scan(square, from, &|c| c.occupied));
+                for code in 0..4 {
+                    let same = |c: &Change| c.code == code;
+                    assert_eq!(h.filled_with(square, code, from), scan(square, from, &same));
+                    let until = from + ms(40);
+                    let read = all
+                        .iter()
+                        .any(|c| c.square == square && same(c) && c.at >= from && c.at < until);
+                    assert_eq!(h.read(square, code, from, until), read);
+                }
+            }
+        }
     }
 
     /// The changes (milliseconds, square, code read, code before), oldest first.
