@@ -27,7 +27,8 @@ pub(crate) struct Change {
     pub was: u8,
 }
 
-/// The last [`KEPT`] changes.
+/// The last [`KEPT`] changes, in the order read: their times never go back, so a lookup
+/// from a time starts at the first change at or after it (see `since`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct History {
     changes: VecDeque<Change>,
@@ -37,7 +38,12 @@ pub(crate) struct History {
 }
 
 impl History {
-    pub fn push(&mut self, change: Change) {
+    /// Keeps `change`; one dated before the last change kept (a clock that went back) is
+    /// kept at that change's time.
+    pub fn push(&mut self, mut change: Change) {
+        if let Some(last) = self.changes.back() {
+            change.at = change.at.max(last.at);
+        }
         if self.changes.len() == KEPT {
             self.dropped = self.changes.pop_front().map(|c| c.at);
         }
@@ -550,6 +556,11 @@ mod tests {
                 was: EMPTY,
             });
         }
+        // A clock that went back changes no lookup's start.
+        let mut late = *h.changes.back().expect("pushed");
+        late.at = ms(0);
+        h.push(late);
+        assert_eq!(h.changes.back().map(|c| c.at), Some(ms(t)));
         let all: Vec<Change> = h.changes.iter().copied().collect();
         let scan = |square: Square, from: Duration, hit: &dyn Fn(&Change) -> bool| {
             all.iter()
