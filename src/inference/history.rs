@@ -74,10 +74,15 @@ impl History {
         self.changes.iter().filter(move |c| c.square == square)
     }
 
+    /// The changes of `square` read at or after `from`, oldest first.
+    fn on_since(&self, square: Square, from: Duration) -> impl Iterator<Item = &Change> {
+        self.since(from).filter(move |c| c.square == square)
+    }
+
     /// When `square` was first left (read empty) at or after `from`.
     pub fn left(&self, square: Square, from: Duration) -> Option<Duration> {
-        self.since(from)
-            .find(|c| c.square == square && !c.occupied)
+        self.on_since(square, from)
+            .find(|c| !c.occupied)
             .map(|c| c.at)
     }
 
@@ -92,14 +97,14 @@ impl History {
         least: Duration,
         replaced: bool,
     ) -> bool {
-        let mut on = self.on(square).peekable();
+        let mut on = self.on_since(square, from).peekable();
         while let Some(c) = on.next() {
             let until = on.peek().map(|next| next.at);
             let kept = match until {
                 Some(t) => t >= c.at + least,
                 None => !replaced,
             };
-            if c.code == code && c.at >= from && c.at < before && kept {
+            if c.code == code && c.at < before && kept {
                 return true;
             }
         }
@@ -126,8 +131,8 @@ impl History {
             return true;
         }
         let mut reads = self
-            .on(square)
-            .filter(|c| c.code == code && c.at >= from && c.at < until);
+            .on_since(square, from)
+            .filter(|c| c.code == code && c.at < until);
         match (reads.next(), reads.next()) {
             (Some(_), Some(_)) => true,
             (Some(once), None) => corrects & 1u16.checked_shl(once.was.into()).unwrap_or(0) != 0,
@@ -137,9 +142,9 @@ impl History {
 
     /// Whether `square` read `code` at or after `from` and before `until`.
     pub fn read(&self, square: Square, code: u8, from: Duration, until: Duration) -> bool {
-        self.since(from)
+        self.on_since(square, from)
             .take_while(|c| c.at < until)
-            .any(|c| c.square == square && c.code == code)
+            .any(|c| c.code == code)
     }
 
     /// Whether `square` read another piece of `code`'s colour at or after `from` and
@@ -155,13 +160,12 @@ impl History {
         scan: Duration,
     ) -> bool {
         let color = |code: u8| code_piece(code).map(|p| p.color);
-        let mut on = self.on(square).peekable();
+        let mut on = self.on_since(square, from).peekable();
         while let Some(c) = on.next() {
             let Some(next) = on.peek() else {
                 return false;
             };
-            if c.at >= from
-                && c.at < until
+            if c.at < until
                 && c.code != code
                 && color(c.code).is_some()
                 && color(c.code) == color(code)
@@ -424,15 +428,15 @@ impl History {
 
     /// When `square` first read `code` at or after `from`.
     pub fn filled_with(&self, square: Square, code: u8, from: Duration) -> Option<Duration> {
-        self.since(from)
-            .find(|c| c.square == square && c.code == code)
+        self.on_since(square, from)
+            .find(|c| c.code == code)
             .map(|c| c.at)
     }
 
     /// When `square` was first filled (read occupied) at or after `from`.
     pub fn filled(&self, square: Square, from: Duration) -> Option<Duration> {
-        self.since(from)
-            .find(|c| c.square == square && c.occupied)
+        self.on_since(square, from)
+            .find(|c| c.occupied)
             .map(|c| c.at)
     }
 }
