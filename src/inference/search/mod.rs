@@ -319,16 +319,19 @@ pub(crate) fn explain(
             // recorded position explains is no evidence that its last move must be
             // replaced (the correction the caller tries after nothing).
             // Unless the moves on squares seen to change alone explain it whole, as
-            // none the search did not reach would (see `seen_whole`).
+            // none the search did not reach would (see `seen_whole`); so too when the
+            // search was cut before it found any (a burst of captures in a middlegame:
+            // four plies of every legal move pass the budget), nothing shorter found.
             if occupancy_only {
                 break;
             }
             let mut cut = true;
             if weak.is_some() && found.iter().any(whole) {
                 found.retain(whole);
-            } else if weak.is_none() && !found.is_empty() {
+            } else if weak.is_none() {
                 match seen_whole(start, &codes, target, evidence, skip_first, plies) {
                     Some(seen) => (found, cut) = (seen, false),
+                    None if found.is_empty() => break,
                     None => prefer(&mut found),
                 }
             } else if weak.is_some()
