@@ -19,7 +19,8 @@
 //! corpus test's `occupancy` variant, whose engine runs extra searches; the games with an
 //! under-promotion, which such a board cannot show, count among those recorded wrong,
 //! and the baseline, comparing piece codes, matches nothing there); `--sample K` plays
-//! every K-th game only (same seeds), e.g. to profile under callgrind.
+//! every K-th game only (same seeds), e.g. to profile under callgrind; `--game FILE#N`
+//! plays one game (as the report names it: `twic1599_1000k#471`), e.g. one of the slowest.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -377,10 +378,22 @@ fn main() {
         .position(|a| a == "--sample")
         .and_then(|i| args.get(i + 1))
         .map_or(1, |k| k.parse::<usize>().expect("--sample K").max(1));
+    // `--game FILE#N`: that game alone.
+    let only = args
+        .iter()
+        .position(|a| a == "--game")
+        .and_then(|i| args.get(i + 1))
+        .map(|g| g.split_once('#').expect("--game FILE#N"));
     let scripts: Vec<(usize, Script)> = load_scripts()
         .into_iter()
         .enumerate()
         .step_by(sample)
+        .filter(|(i, _)| {
+            only.is_none_or(|(file, n)| {
+                let (f, m) = game_name(*i);
+                f == file && m.to_string() == n
+            })
+        })
         .collect();
     let games = record_all(&scripts);
     let events: usize = games.iter().map(|g| g.observations).sum();
