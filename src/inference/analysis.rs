@@ -15,8 +15,8 @@ use super::event::{Event, Fix, IrregularKind};
 use super::legality::problems;
 use super::pending::PendingMoves;
 use super::search::{
-    Evidence, Explanation, Extensions, MAX_COUNTED, capture_square, castles_after, explain, extend,
-    fresh_read_passed, landing, moved_elsewhere, slides_past,
+    Evidence, Explanation, Extensions, MAX_COUNTED, capture_square, castles_after, explain,
+    explain_beyond, extend, fresh_read_passed, landing, moved_elsewhere, slides_past,
 };
 use crate::game::san_plus_and_play;
 
@@ -550,6 +550,13 @@ impl Engine {
                 found = both;
                 correction = true;
             }
+        }
+        // Nothing within the search's depth, from the record or in place of its last
+        // move, with no ambiguity open: a burst of moves the board read being made may be
+        // longer.
+        if found == Explanation::Nothing && !occupancy && self.ambiguity.is_none() {
+            found = explain_beyond(self.record.position(), &self.observed, evidence, depth);
+            correction = false;
         }
         match found {
             // On a board that reads pieces, the moves made since a binding ambiguity whose

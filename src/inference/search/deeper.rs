@@ -227,6 +227,19 @@ impl<'a> Deeper<'a> {
         self.search_for(depths, complete, nodes, |s| self.shown_in_order(s))
     }
 
+    /// When no sequence of at most `max_plies` moves explains the board: the complete
+    /// explanations of the fewest moves up to [`READ_PLIES`] beyond, searched as `search`
+    /// does (on a board read without lost updates). A burst of moves made faster than
+    /// the board rested between them, each piece read on its destination, is such a
+    /// line (e5 Bf5 d4 e6 Bd3 within two seconds, wrong codes read on the way).
+    pub(super) fn beyond(&self, max_plies: usize, nodes: &mut usize) -> Option<Explanation> {
+        if !self.evidence.continuous() {
+            return None;
+        }
+        let depths = (max_plies + 1)..=(max_plies + READ_PLIES);
+        self.search_for(depths, true, nodes, |s| self.shown_in_order(s))
+    }
+
     /// For shorter explanations that each answer a move while its piece stood elsewhere
     /// (see `landed_early`): the complete explanations of the fewest moves in `depths`
     /// that are in turn, searched as `search` does.

@@ -484,6 +484,23 @@ fn reported(mut found: Vec<Sequence>, plies: usize) -> Explanation {
     }
 }
 
+/// For a board that reads pieces and that no sequence of at most `max_plies` moves from
+/// `start` explains: the complete explanations of the fewest moves up to [`READ_PLIES`]
+/// beyond, among the moves the board read being made (see `Deeper::beyond`); `Nothing`
+/// when there is none.
+pub(crate) fn explain_beyond(
+    start: &Chess,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    max_plies: usize,
+) -> Explanation {
+    let codes = from_board(start.board(), false);
+    let mut nodes = 0;
+    Deeper::new(start, &codes, target, evidence, None)
+        .beyond(max_plies, &mut nodes)
+        .unwrap_or(Explanation::Nothing)
+}
+
 /// The complete explanations of `target` from `start` after which `turn` is to move, of
 /// the fewest moves (at most `max_plies`) that give any, preferred as by `choose`; and
 /// whether they are every such explanation (the search was not cut). For a board read
