@@ -244,11 +244,10 @@ pub(crate) fn explain(
         // one unless it finds one that explains the board whole (below: complete, and
         // every square it changes seen to change). When no sequence of moves on squares
         // seen to change ends on the board, that is known without the search.
-        // (Not when the weak explanation overlooks a reading: see below.)
-        // (The weak explanation is then chosen after the loop.)
+        // (The weak explanation is then chosen after the loop; when it overlooks a
+        // reading, a deeper one may still show it: see below.)
         let mut budget = PROOF_NODES;
         if weak.is_some()
-            && !overlooks
             && !occupancy_only
             && !seen_moves_reach(
                 start,
@@ -260,6 +259,9 @@ pub(crate) fn explain(
                 &mut budget,
             )
         {
+            if overlooks {
+                continue;
+            }
             break;
         }
         // Beyond one move deeper than the weak explanation, only sequences whose every
