@@ -395,6 +395,12 @@ fn main() {
             })
         })
         .collect();
+    if let Some((file, n)) = only {
+        assert!(
+            !scripts.is_empty(),
+            "--game {file}#{n}: no such game in the corpus"
+        );
+    }
     let games = record_all(&scripts);
     let events: usize = games.iter().map(|g| g.observations).sum();
     let ticks: usize = games.iter().map(|g| g.steps.len() - g.observations).sum();

@@ -489,7 +489,8 @@ fn reported(mut found: Vec<Sequence>, plies: usize) -> Explanation {
 /// For a board that reads pieces and that no sequence of at most `max_plies` moves from
 /// `start` explains: the complete explanations of the fewest moves up to [`READ_PLIES`]
 /// beyond, among the moves the board read being made (see `Deeper::beyond`); `Nothing`
-/// when there is none.
+/// when there is none. Its own node budget: the searches before it may have spent
+/// theirs, and the moves read landing are few.
 pub(crate) fn explain_beyond(
     start: &Chess,
     target: &Codes,
