@@ -877,11 +877,13 @@ impl Engine {
         let Some(from) = self.sequences_start(open.correction).cloned() else {
             return false;
         };
+        // A hypothesis no longer legal from where it starts has no extension.
+        let legal = self.checked.legal(&from, &open.sequences);
         let anchor = self.sequences_shown(open.correction);
         let evidence = self.evidence_from(anchor.saturating_sub(self.config.settle));
         let mut extensions = Extensions::default();
         let mut exhaustive = true;
-        for hypothesis in &open.sequences {
+        for (hypothesis, _) in open.sequences.iter().zip(legal).filter(|(_, legal)| *legal) {
             let extra = self.config.max_search_plies;
             let (found, all) = extend(
                 &from,

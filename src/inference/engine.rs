@@ -30,7 +30,9 @@ use super::codes::{
 use super::config::EngineConfig;
 use super::event::Event;
 use super::history::{Change, History};
-use super::search::{Explanation, Since, explain, landing, moved_elsewhere, put_down};
+use super::search::{
+    CheckedLines, Explanation, Since, explain, landing, moved_elsewhere, put_down,
+};
 use super::unconfirmed::Unconfirmed;
 use crate::game::{GameRecord, Status, Termination};
 
@@ -161,6 +163,8 @@ pub struct Engine {
     pub(super) ambiguity: Option<Ambiguity>,
     /// The open ambiguity's sequences as last reported in SAN (see `write_line`).
     pub(super) written: Vec<WrittenLine>,
+    /// The hypotheses last carried, checked legal (see `carried`).
+    pub(super) checked: CheckedLines,
     /// Updates were lost since the record last changed (see `updates_lost`).
     pub(super) lost_updates: bool,
     /// When updates were last lost: the readings before it are not all known.
@@ -229,6 +233,7 @@ impl Engine {
             unexplained: None,
             ambiguity: None,
             written: Vec::new(),
+            checked: CheckedLines::default(),
             lost_updates: false,
             lost_at: None,
             lost_moves: Vec::new(),
@@ -924,6 +929,7 @@ impl Engine {
         // An ambiguity is about the position it was reported from.
         self.ambiguity = None;
         self.written.clear();
+        self.checked = CheckedLines::default();
         self.lost_updates = false;
         self.rest_unread = false;
         self.in_stride = false;

@@ -21,7 +21,7 @@ pub(super) struct Search<'a> {
     pub(super) skip_first: Option<Move>,
     /// The moves every sequence starts with (tried as far as `line` has them).
     pub(super) hypothesis: &'a [Move],
-    /// The positions after each of them, as long as they are legal (`played_along`).
+    /// The positions after each of them, as far as they were played (`played_along`).
     pub(super) line: &'a [Played],
     pub(super) found: &'a mut Vec<Sequence>,
     /// Past `MAX_COUNTED` explanations, go on for every one the board shows best (every

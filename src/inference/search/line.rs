@@ -10,6 +10,69 @@ use shakmaty::{Chess, Move, Position};
 use super::bounds::{Counts, board_counts, counts_after};
 use crate::inference::codes::{Codes, Effect, move_effect, piece_code};
 
+/// Hypotheses checked legal one move after another from their start, kept for the next
+/// board. An ambiguity carried across the moves that follow is extended at every board,
+/// and its hypotheses grow by the moves made: checking every move of each again, from
+/// the same start, was most of the work of playing them along.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CheckedLines {
+    start: Option<Chess>,
+    lines: Vec<Checked>,
+}
+
+/// A hypothesis checked, and the position it leads to when its moves are legal.
+#[derive(Clone, Debug)]
+struct Checked {
+    moves: Vec<Move>,
+    end: Option<Chess>,
+}
+
+impl CheckedLines {
+    /// Whether each of `hypotheses` (in their order) is legal one move after the other
+    /// from `start`. Only the moves after the longest hypothesis checked last time that
+    /// one begins with are checked (at the same place in the list, else anywhere).
+    pub(crate) fn legal(&mut self, start: &Chess, hypotheses: &[Vec<Move>]) -> Vec<bool> {
+        if self.start.as_ref() != Some(start) {
+            self.start = Some(start.clone());
+            self.lines.clear();
+        }
+        let before = |moves: &[Move], c: &Checked| moves.starts_with(&c.moves);
+        let lines: Vec<Checked> = hypotheses
+            .iter()
+            .enumerate()
+            .map(|(i, moves)| {
+                let prior = self.lines.get(i).filter(|c| before(moves, c)).or_else(|| {
+                    let prefixes = self.lines.iter().filter(|c| before(moves, c));
+                    prefixes.max_by_key(|c| c.moves.len())
+                });
+                let (done, from) = match prior {
+                    Some(c) => (c.moves.len(), c.end.as_ref()),
+                    None => (0, Some(start)),
+                };
+                Checked {
+                    moves: moves.clone(),
+                    end: from.and_then(|from| played_legally(from, &moves[done..])),
+                }
+            })
+            .collect();
+        let legal = lines.iter().map(|c| c.end.is_some()).collect();
+        self.lines = lines;
+        legal
+    }
+}
+
+/// The position after `moves` from `start`, if they are legal one after the other.
+fn played_legally(start: &Chess, moves: &[Move]) -> Option<Chess> {
+    let mut pos = start.clone();
+    for &mv in moves {
+        if !pos.is_legal(mv) {
+            return None;
+        }
+        pos.play_unchecked(mv);
+    }
+    Some(pos)
+}
+
 /// The position after a move of the hypothesis, and what the search keeps of it.
 pub(super) struct Played {
     pub pos: Chess,
@@ -21,9 +84,8 @@ pub(super) struct Played {
     pub code: u8,
 }
 
-/// The positions after each move of a hypothesis from its start, as long as its moves
-/// are legal one after the other: the search tries the hypothesis's move at a position
-/// exactly when there is one after it here.
+/// The positions after each move of a hypothesis from its start, its moves legal one
+/// after the other (see `CheckedLines`).
 pub(super) fn played_along(
     start: &Chess,
     codes: &Codes,
@@ -33,9 +95,6 @@ pub(super) fn played_along(
     let mut line: Vec<Played> = Vec::with_capacity(hypothesis.len());
     for &mv in hypothesis {
         let before = line.last().map_or(start, |p| &p.pos);
-        if !before.is_legal(mv) {
-            break;
-        }
         let turn = before.turn();
         let effect = move_effect(mv, turn, occupancy_only);
         let (mut codes, counts) = match line.last() {
@@ -63,7 +122,7 @@ mod tests {
     use super::super::bounds::board_counts;
     use super::super::dfs::Search;
     use super::super::tests::{NO_ORDER, after_moves, evidence};
-    use super::played_along;
+    use super::{CheckedLines, played_along, played_legally};
     use crate::inference::codes::{EMPTY, diff, from_board};
     use crate::inference::history::History;
 
@@ -88,6 +147,59 @@ mod tests {
             boards.push(from_board(pos.board(), false));
         }
         boards
+    }
+
+    /// Hypotheses checked on from those checked at the board before are as legal as
+    /// checked afresh: grown, turned illegal, grown past an illegal move, in another
+    /// order, and from another start.
+    #[test]
+    fn hypotheses_checked_on_are_as_legal_as_checked_afresh() {
+        let game = after_moves(&Chess::default(), &OPERA);
+        // White's dxe5 where Black is to move (after e4 e5 Nf3).
+        let wrong = [&game[..3], &[game[6]]].concat();
+        let past_wrong = [&wrong[..], &game[3..5]].concat();
+        let mut after_e4 = Chess::default();
+        after_e4.play_unchecked(game[0]);
+        let start = Chess::default();
+        // Each board's start, hypotheses, and which of them are legal. (Black's e5 first
+        // is illegal from the start, and so is any move after it.)
+        let boards = [
+            (
+                &start,
+                vec![game[..3].to_vec(), game[..1].to_vec()],
+                [true, true].as_slice(),
+            ),
+            (
+                &start,
+                vec![
+                    game[..5].to_vec(),
+                    wrong.clone(),
+                    game[..2].to_vec(),
+                    vec![game[1]],
+                ],
+                &[true, false, true, false],
+            ),
+            (
+                &start,
+                vec![game[..9].to_vec(), past_wrong, vec![game[1], game[0]]],
+                &[true, false, false],
+            ),
+            (
+                &after_e4,
+                vec![game[..10].to_vec(), game[1..6].to_vec()],
+                &[false, true],
+            ),
+            (&after_e4, vec![game[1..12].to_vec(), wrong], &[true, false]),
+        ];
+        let mut checked = CheckedLines::default();
+        for (start, hypotheses, legal) in &boards {
+            let afresh: Vec<bool> = hypotheses
+                .iter()
+                .map(|h| played_legally(start, h).is_some())
+                .collect();
+            assert_eq!(afresh, *legal, "{hypotheses:?}");
+            assert_eq!(checked.legal(start, hypotheses), *legal, "{hypotheses:?}");
+        }
     }
 
     /// The search's bounds only tighten along a line of legal moves: what the search

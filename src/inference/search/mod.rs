@@ -41,6 +41,7 @@ use super::history::History;
 pub(crate) use self::deeper::{codes_along, stood_shown_in_order};
 pub(crate) use self::evidence::put_down;
 pub(crate) use self::fresh::fresh_read_passed;
+pub(crate) use self::line::CheckedLines;
 pub(crate) use self::moves::{
     capture_square, castles_after, landing, moved_elsewhere, slides_past,
 };
@@ -536,7 +537,8 @@ pub(crate) fn explain_to_move(
 }
 
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that
-/// explained an earlier board) and add at most `extra` moves, the fewest that do,
+/// explained an earlier board, legal one after the other: see `CheckedLines`) and add
+/// at most `extra` moves, the fewest that do,
 /// preferred as by `choose`.
 /// On an occupancy-only board, when each of the fewest leaves a move in progress begun
 /// before its last move was read landing, the complete ones one move longer come
