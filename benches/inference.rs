@@ -21,6 +21,9 @@
 //! and the baseline, comparing piece codes, matches nothing there); `--sample K` plays
 //! every K-th game only (same seeds), e.g. to profile under callgrind; `--game FILE#N`
 //! plays one game (as the report names it: `twic1599_1000k#471`), e.g. one of the slowest.
+//! Game `i` (0-based over both files) is seeded `0x5EED0000 + i`: one reported recorded
+//! wrong replays with its trace in the corpus test (`CORPUS_SEED=0x5EED0091
+//! CORPUS_GAME=realistic:lichess_db_1000k:146`, see tests/corpus.rs).
 
 use std::hint::black_box;
 use std::path::Path;

@@ -35,7 +35,9 @@
 //! the ratchet then applies to the sample's rate); `CORPUS_ROUND=<r>` plays round `r`
 //! instead of round 0: every game with other seeds (other handling, noise and pauses)
 //! and, in `styles`, another forced style, to see how the figures hold up on handling
-//! the fixes were not made against.
+//! the fixes were not made against. `CORPUS_SEED=<seed>` (decimal or `0x` hex) gives the
+//! game played that seed instead of its own: the inference bench seeds game `i` (0-based
+//! over both files) `0x5EED0000 + i`, so a game it reports recorded wrong replays here.
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -271,12 +273,37 @@ fn round() -> u64 {
 /// The seed of one game in one variant: round, variant, file and game number, readable
 /// in hex (`0x0001_0002_0017` = round 0, variant 1, file 2, game 23).
 fn seed(variant: Variant, game: &Game) -> u64 {
+    if let Some(seed) = seed_set() {
+        return seed;
+    }
     let file = FILES
         .iter()
         .position(|f| *f == game.file)
         .expect("known file") as u64
         + 1;
     round() << 40 | variant.number() << 32 | file << 16 | game.number as u64
+}
+
+/// `CORPUS_SEED`, when set: a seed in decimal or in hex (`0x5EED0091`).
+fn seed_set() -> Option<u64> {
+    let text = std::env::var("CORPUS_SEED").ok()?;
+    let seed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => text.parse(),
+    };
+    Some(seed.unwrap_or_else(|e| panic!("CORPUS_SEED={text}: {e}")))
+}
+
+/// The environment that replays this run's games: its round and seed when not their own.
+fn replay_env() -> String {
+    let mut env = String::new();
+    if round() != 0 {
+        let _ = write!(env, "CORPUS_ROUND={} ", round());
+    }
+    if let Some(seed) = seed_set() {
+        let _ = write!(env, "CORPUS_SEED={seed:#x} ");
+    }
+    env
 }
 
 /// The forced style of a game in variant `styles`.
@@ -703,7 +730,8 @@ fn repro(games: &[Game], f: &Failure) -> String {
     let _ = writeln!(out, "decided result: {}", decided_result(&game.script));
     let _ = writeln!(
         out,
-        "replay: CORPUS_GAME={}:{}:{} cargo test --release --test integration corpus -- --nocapture",
+        "replay: {}CORPUS_GAME={}:{}:{} cargo test --release --test integration corpus -- --nocapture",
+        replay_env(),
         f.variant.name(),
         game.file,
         game.number
