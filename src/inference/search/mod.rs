@@ -538,8 +538,7 @@ pub(crate) fn explain_to_move(
 
 /// The explanations of `target` that start with `hypothesis` (moves from `start` that
 /// explained an earlier board, legal one after the other: see `CheckedLines`) and add
-/// at most `extra` moves, the fewest that do,
-/// preferred as by `choose`.
+/// at most `extra` moves, the fewest that do, preferred as by `choose`.
 /// On an occupancy-only board, when each of the fewest leaves a move in progress begun
 /// before its last move was read landing, the complete ones one move longer come
 /// next to them, as `explain` reports them (`choose_between`). Also whether they are
