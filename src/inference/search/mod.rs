@@ -34,7 +34,7 @@ use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
 use self::fresh::SinceLost;
 use self::line::played_along;
-use self::seen::seen_whole;
+use self::seen::{none_whole, seen_whole};
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
 
@@ -228,6 +228,9 @@ pub(crate) fn explain(
     // On an occupancy-only board, explanations that each leave a move in progress begun
     // before their last move was read landing (see `choose_between`), and their length.
     let mut strained: Option<(Vec<Sequence>, usize)> = None;
+    // The weak explanations were found by a search cut at its budget: reported, never
+    // recorded.
+    let mut weak_cut = false;
     // The moves of the start position, for every depth's search.
     let root_moves = start.legal_moves();
     for plies in 1..=max_plies {
@@ -324,7 +327,8 @@ pub(crate) fn explain(
             // Unless the moves on squares seen to change alone explain it whole, as
             // none the search did not reach would (see `seen_whole`); so too when the
             // search was cut before it found any (a burst of captures in a middlegame:
-            // four plies of every legal move pass the budget), nothing shorter found.
+            // four plies of every legal move pass the budget), nothing shorter found;
+            // or they are weak, and one move deeper decides (below).
             if occupancy_only {
                 break;
             }
@@ -335,6 +339,19 @@ pub(crate) fn explain(
                 match seen_whole(start, &codes, target, evidence, skip_first, plies) {
                     Some(seen) => (found, cut) = (seen, false),
                     None if found.is_empty() => break,
+                    // No sequence this long explains the board whole (one that did
+                    // would change only squares seen to change, and those give none):
+                    // what the cut search found is weak, and one move deeper a whole
+                    // explanation replaces it, as it replaces a weak one found uncut
+                    // (Bxd4 Nxd4 Nxd4 Qxd4, each swapped within a scan, not Bxd4 Qxd4
+                    // with a knight in the hand). The weak ones are never recorded.
+                    None if plies < max_plies
+                        && none_whole(start, &codes, target, evidence, skip_first, plies) =>
+                    {
+                        weak = Some((found, plies));
+                        weak_cut = true;
+                        continue;
+                    }
                     None => prefer(&mut found),
                 }
             } else if weak.is_some()
@@ -444,6 +461,7 @@ pub(crate) fn explain(
         }
     }
     match (weak, strained) {
+        (Some((found, plies)), _) if weak_cut => reported(found, plies),
         (Some((found, plies)), _) => {
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
             // a piece where it stood beats it; as does one as long, when the search

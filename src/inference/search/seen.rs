@@ -40,6 +40,20 @@ pub(super) fn seen_whole(
         .then_some(found)
 }
 
+/// Whether no explanation of `plies` moves is complete and seen whole: none among the
+/// moves on squares seen to change (that search not cut), where every one seen whole is.
+pub(super) fn none_whole(
+    start: &Chess,
+    codes: &Codes,
+    target: &Codes,
+    evidence: Evidence<'_>,
+    skip_first: Option<Move>,
+    plies: usize,
+) -> bool {
+    within_seen(start, codes, target, evidence, skip_first, plies, &mut 0)
+        .is_some_and(|found| !found.iter().any(|s| s.complete && s.visible()))
+}
+
 /// The one sequence of moves from `start` back to it (the board shows `start` again)
 /// that the readings since prove, among those `fits` accepts: of the fewest moves on
 /// squares seen to change that lead back and show each piece the board read standing

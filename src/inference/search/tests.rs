@@ -266,16 +266,12 @@ fn a_search_cut_after_finding_explanations_reports_them() {
     }
 }
 
-/// The same board, read as it was made: the squares of the three moves seen to change,
-/// the knight read on c5 before its capture. The cut search is done again over moves on
-/// those squares; the three moves explain the board whole there, and any sequence the
-/// cut left out changes a square never seen to change: they are recorded.
-#[test]
-fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
+/// The changes read as the knight exchange was made: the knight read on c5 before its
+/// capture, each capture swapped within a scan.
+fn knight_exchange_read() -> History {
     use crate::inference::codes::piece_code;
     use crate::inference::history::Change;
     use shakmaty::{Color, Role};
-    let (start, target) = knight_exchange();
     let ms = Duration::from_millis;
     let (knight, white_knight, bishop) = (
         piece_code(Role::Knight.of(Color::Black)),
@@ -300,10 +296,25 @@ fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
             was,
         });
     }
-    let seen = [Square::D7, Square::C5, Square::B3, Square::D6]
+    history
+}
+
+/// The squares the knight exchange changes.
+fn knight_exchange_seen() -> Bitboard {
+    [Square::D7, Square::C5, Square::B3, Square::D6]
         .into_iter()
-        .collect();
-    let evidence = evidence(&NO_ORDER, seen, &history);
+        .collect()
+}
+
+/// The same board, read as it was made: the squares of the three moves seen to change,
+/// the knight read on c5 before its capture. The cut search is done again over moves on
+/// those squares; the three moves explain the board whole there, and any sequence the
+/// cut left out changes a square never seen to change: they are recorded.
+#[test]
+fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
+    let (start, target) = knight_exchange();
+    let history = knight_exchange_read();
+    let evidence = evidence(&NO_ORDER, knight_exchange_seen(), &history);
     match explain(&start, &target, evidence, false, 4, None) {
         Explanation::Found {
             moves, complete, ..
@@ -313,6 +324,30 @@ fn a_search_cut_is_decided_by_the_moves_on_squares_seen_to_change() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Whether no sequence of a depth explains the board whole is known from the moves on
+/// squares seen to change: none of two moves does, one of three does; without the
+/// bishop's square none of three does either; with the bishop in the hand (its capture
+/// under way) none of two does, though two explain the board with a move in progress;
+/// and with every square seen, that search is cut and proves nothing.
+#[test]
+fn no_whole_explanation_is_proved_over_the_moves_on_squares_seen_to_change() {
+    let (start, target) = knight_exchange();
+    let codes = from_board(start.board(), false);
+    let history = knight_exchange_read();
+    let none_whole = |target: &Codes, seen: Bitboard, plies: usize| {
+        let evidence = evidence(&NO_ORDER, seen, &history);
+        seen::none_whole(&start, &codes, target, evidence, None, plies)
+    };
+    let seen = knight_exchange_seen();
+    assert!(none_whole(&target, seen, 2));
+    assert!(!none_whole(&target, seen, 3));
+    assert!(none_whole(&target, seen.without(Square::D6), 3));
+    let mut in_hand = from_board(after(&start, &["Nc5", "Nxc5"]).board(), false);
+    in_hand[Square::D6.to_usize()] = EMPTY;
+    assert!(none_whole(&in_hand, seen, 2));
+    assert!(!none_whole(&target, Bitboard::FULL, 3));
 }
 
 /// A pawn's one step taken at once by a pawn and its two steps taken en passant end alike:
