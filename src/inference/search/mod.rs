@@ -344,7 +344,8 @@ pub(crate) fn explain(
                     // what the cut search found is weak, and one move deeper a whole
                     // explanation replaces it, as it replaces a weak one found uncut
                     // (Bxd4 Nxd4 Nxd4 Qxd4, each swapped within a scan, not Bxd4 Qxd4
-                    // with a knight in the hand). The weak ones are never recorded.
+                    // with Ne5 under way, both knights in the hands). The weak ones are
+                    // never recorded.
                     None if plies < max_plies
                         && none_whole(start, &codes, target, evidence, skip_first, plies) =>
                     {
