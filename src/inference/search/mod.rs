@@ -34,7 +34,7 @@ use self::deeper::{Deeper, readings_explained};
 use self::dfs::Search;
 use self::fresh::SinceLost;
 use self::line::played_along;
-use self::seen::{none_whole, seen_whole};
+use self::seen::{SeenWhole, seen_whole};
 use super::codes::{Codes, EMPTY, code_piece, from_board};
 use super::history::History;
 
@@ -337,8 +337,8 @@ pub(crate) fn explain(
                 found.retain(whole);
             } else if weak.is_none() {
                 match seen_whole(start, &codes, target, evidence, skip_first, plies) {
-                    Some(seen) => (found, cut) = (seen, false),
-                    None if found.is_empty() => break,
+                    SeenWhole::Kept(seen) => (found, cut) = (seen, false),
+                    _ if found.is_empty() => break,
                     // No sequence this long explains the board whole (one that did
                     // would change only squares seen to change, and those give none):
                     // what the cut search found is weak, and one move deeper a whole
@@ -346,17 +346,16 @@ pub(crate) fn explain(
                     // (Bxd4 Nxd4 Nxd4 Qxd4, each swapped within a scan, not Bxd4 Qxd4
                     // with Ne5 under way, both knights in the hands). The weak ones are
                     // never recorded.
-                    None if plies < max_plies
-                        && none_whole(start, &codes, target, evidence, skip_first, plies) =>
-                    {
+                    SeenWhole::None if plies < max_plies => {
                         weak = Some((found, plies));
                         weak_cut = true;
                         continue;
                     }
-                    None => prefer(&mut found),
+                    _ => prefer(&mut found),
                 }
             } else if weak.is_some()
-                && let Some(seen) = seen_whole(start, &codes, target, evidence, skip_first, plies)
+                && let SeenWhole::Kept(seen) =
+                    seen_whole(start, &codes, target, evidence, skip_first, plies)
                 && seen.iter().any(whole)
             {
                 // Nor is a weak explanation kept when the cut search found no whole one

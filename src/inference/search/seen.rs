@@ -10,6 +10,17 @@ use super::dfs::Search;
 use super::{Evidence, MAX_COUNTED, MAX_NODES, Sequence};
 use crate::inference::codes::{Codes, from_board};
 
+/// What the moves on squares seen to change show of a depth whose full search was cut.
+pub(super) enum SeenWhole {
+    /// Their explanations, which the full search would have kept (see `seen_whole`).
+    Kept(Vec<Sequence>),
+    /// None of them explains the board whole, so no sequence of that depth does: one
+    /// that did would change only squares seen to change.
+    None,
+    /// Neither is known: the cut search's explanations stay reported.
+    Unknown,
+}
+
 /// The explanations of `plies` moves (none shorter exists but a weak one, see `explain`)
 /// among moves whose squares were all seen to change (but where a pawn taken within a scan
 /// may have stood, see `Search::within`), when that search ends before its budget and the
@@ -17,7 +28,7 @@ use crate::inference::codes::{Codes, from_board};
 /// it was captured, and one of them shows each piece the board read standing (see
 /// `Deeper::shown`). Every explanation the full search could add changes a square never
 /// seen to change, and `prefer` ranks each such one below these; so they are what the full
-/// search would have kept. `None` otherwise: the cut search's explanations stay reported.
+/// search would have kept. Else whether none of them is complete and seen whole.
 pub(super) fn seen_whole(
     start: &Chess,
     codes: &Codes,
@@ -25,33 +36,27 @@ pub(super) fn seen_whole(
     evidence: Evidence<'_>,
     skip_first: Option<Move>,
     plies: usize,
-) -> Option<Vec<Sequence>> {
-    let found = within_seen(start, codes, target, evidence, skip_first, plies, &mut 0)?;
+) -> SeenWhole {
+    let Some(found) = within_seen(start, codes, target, evidence, skip_first, plies, &mut 0) else {
+        return SeenWhole::Unknown;
+    };
+    if !found.iter().any(|s| s.complete && s.visible()) {
+        return SeenWhole::None;
+    }
     let mut best = found.clone();
     prefer(&mut best);
-    let first = best.first()?;
-    if !(first.complete && first.captures_seen && first.visible()) {
-        return None;
-    }
+    let preferred = best
+        .first()
+        .is_some_and(|first| first.complete && first.captures_seen && first.visible());
     let deeper = Deeper::new(start, codes, target, evidence, skip_first);
-    found
-        .iter()
-        .any(|s| s.complete && s.visible() && deeper.shown(s))
-        .then_some(found)
-}
-
-/// Whether no explanation of `plies` moves is complete and seen whole: none among the
-/// moves on squares seen to change (that search not cut), where every one seen whole is.
-pub(super) fn none_whole(
-    start: &Chess,
-    codes: &Codes,
-    target: &Codes,
-    evidence: Evidence<'_>,
-    skip_first: Option<Move>,
-    plies: usize,
-) -> bool {
-    within_seen(start, codes, target, evidence, skip_first, plies, &mut 0)
-        .is_some_and(|found| !found.iter().any(|s| s.complete && s.visible()))
+    match preferred
+        && found
+            .iter()
+            .any(|s| s.complete && s.visible() && deeper.shown(s))
+    {
+        true => SeenWhole::Kept(found),
+        false => SeenWhole::Unknown,
+    }
 }
 
 /// The one sequence of moves from `start` back to it (the board shows `start` again)

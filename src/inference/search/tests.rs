@@ -338,7 +338,8 @@ fn no_whole_explanation_is_proved_over_the_moves_on_squares_seen_to_change() {
     let history = knight_exchange_read();
     let none_whole = |target: &Codes, seen: Bitboard, plies: usize| {
         let evidence = evidence(&NO_ORDER, seen, &history);
-        seen::none_whole(&start, &codes, target, evidence, None, plies)
+        let seen = seen::seen_whole(&start, &codes, target, evidence, None, plies);
+        matches!(seen, seen::SeenWhole::None)
     };
     let seen = knight_exchange_seen();
     assert!(none_whole(&target, seen, 2));
