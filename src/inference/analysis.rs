@@ -24,6 +24,10 @@ use crate::game::san_plus_and_play;
 /// from it (each round records at least one move).
 pub(super) const MAX_RECORDED_ROUNDS: usize = 8;
 
+/// The comment on a promotion whose piece was read only for a scan before it was taken.
+const PROMOTION_READ_ONCE: &str =
+    "promoted piece read only once before it was taken: check it (a misread is possible)";
+
 /// `moves`, legal one after the other from `start`, in SAN separated by spaces: the
 /// longest of `written` from the same start that they begin with is taken as it was
 /// written, and only the moves after it are written.
@@ -625,10 +629,16 @@ impl Engine {
                 true
             }
             Explanation::Found {
-                moves, complete, ..
+                moves,
+                complete,
+                read_once,
+                ..
             } => {
                 let lost_updates = self.lost_updates;
                 self.record_sequence(&moves, correction);
+                if read_once {
+                    self.note_promotions_read_once(&moves);
+                }
                 // What is left to explain is still the board read after lost updates:
                 // an ambiguity in it binds.
                 self.lost_updates = lost_updates && !complete;
@@ -773,6 +783,7 @@ impl Engine {
                             moves,
                             plies,
                             ordered: false,
+                            read_once: false,
                         }
                     }
                     _ => Explanation::Ambiguous {
@@ -1061,6 +1072,25 @@ impl Engine {
             reported.push(format!("takeback of {}", retracted.join(" ")));
         }
         (reported, lines)
+    }
+
+    /// Notes in the record each promotion of `moves` (just recorded: the record's last
+    /// moves) whose piece the board never read standing, only for a scan before a fast
+    /// reply took it: the piece read is recorded, and a wrong code (read for one scan
+    /// after a piece is put down) would have made it another. The arbiter can tell, and
+    /// correct it (see `correct_promotion`).
+    fn note_promotions_read_once(&mut self, moves: &[Move]) {
+        let recorded = self.record.moves();
+        let Some(first) = recorded.len().checked_sub(moves.len()) else {
+            return;
+        };
+        let plies: Vec<usize> = (first..recorded.len())
+            .filter(|&i| recorded[i].mv == moves[i - first] && moves[i - first].is_promotion())
+            .map(|i| i + 1)
+            .collect();
+        for ply in plies {
+            let _ = self.record.add_comment(ply, PROMOTION_READ_ONCE);
+        }
     }
 
     /// Whether the sequences of the ambiguity still open replace the last recorded move

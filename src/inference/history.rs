@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Square};
+use shakmaty::{Bitboard, Color, Square};
 
 use super::codes::{Codes, EMPTY, code_piece};
 
@@ -372,6 +372,21 @@ impl History {
     pub fn split_off_after(&mut self, at: Duration) -> Vec<Change> {
         let kept = self.changes.partition_point(|c| c.at <= at);
         self.changes.split_off(kept).into()
+    }
+
+    /// The code of the last piece of `color` read on `square` at or after `from` and
+    /// before `until`.
+    pub fn last_piece(
+        &self,
+        square: Square,
+        color: Color,
+        (from, until): (Duration, Duration),
+    ) -> Option<u8> {
+        self.on_since(square, from)
+            .take_while(|c| c.at < until)
+            .filter(|c| code_piece(c.code).is_some_and(|p| p.color == color))
+            .last()
+            .map(|c| c.code)
     }
 
     /// When `square` last changed at or before `at`, if it still is among the changes kept.

@@ -35,6 +35,7 @@ pub(super) fn choose_between(
             plies,
             complete: false,
             ordered: false,
+            read_once: false,
         };
     }
     Explanation::Ambiguous {
@@ -48,7 +49,7 @@ pub(super) fn choose_between(
 /// Picks among the shortest explanations: finished boards before boards in progress,
 /// then those whose squares were all seen to change (else those guessing the fewest
 /// unseen captures), then those agreeing with the order of the lifts, then those whose
-/// promoted pieces were seen; records what the rest share.
+/// promoted pieces were seen (else read at all); records what the rest share.
 /// A finished board counts as such only if each piece it moves and then captures was
 /// seen where it was captured: a piece lifted for the next move also leaves a board
 /// that a move to a square and a capture there would finish.
@@ -70,6 +71,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
         };
     }
     prefer(&mut found);
+    let read_once = !found.is_empty() && found.iter().all(Sequence::read_once);
     let Some(first) = found.first() else {
         return Explanation::Nothing;
     };
@@ -79,6 +81,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
             plies,
             complete: first.complete,
             ordered: first.ordered,
+            read_once,
         };
     }
     let shared = (0..plies)
@@ -97,6 +100,7 @@ pub(super) fn choose(mut found: Vec<Sequence>, plies: usize) -> Explanation {
         plies,
         complete: false,
         ordered: first.ordered,
+        read_once,
     }
 }
 
@@ -112,11 +116,7 @@ pub(super) fn prefer(found: &mut Vec<Sequence>) {
         && found.iter().any(shown)
     {
         found.retain(|s| guessed(s) || shown(s));
-        for prefer in [|s: &Sequence| s.ordered, |s: &Sequence| s.promotions_seen] {
-            if found.iter().any(prefer) {
-                found.retain(prefer);
-            }
-        }
+        retain_preferred(found);
         return;
     }
     if found.iter().any(|s| s.complete && s.captures_seen) {
@@ -129,7 +129,18 @@ pub(super) fn prefer(found: &mut Vec<Sequence>) {
     if let Some(least) = found.iter().map(|s| s.unseen).min() {
         found.retain(|s| s.unseen == least);
     }
-    let preferences: [fn(&Sequence) -> bool; 2] = [|s| s.ordered, |s| s.promotions_seen];
+    retain_preferred(found);
+}
+
+/// Keeps those agreeing with the order of the lifts, then of them those whose promoted
+/// pieces were seen, else those whose promoted pieces were read at all: each only where
+/// some have it.
+fn retain_preferred(found: &mut Vec<Sequence>) {
+    let preferences: [fn(&Sequence) -> bool; 3] = [
+        |s| s.ordered,
+        |s| s.promotions_seen,
+        |s| s.promotions_seen || s.promotions_read,
+    ];
     for prefer in preferences {
         if found.iter().any(prefer) {
             found.retain(prefer);

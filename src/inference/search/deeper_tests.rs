@@ -41,6 +41,7 @@ fn sequence(start: &Chess, sans: &[&str]) -> Sequence {
         unseen: 0,
         ordered: true,
         promotions_seen: true,
+        promotions_read: true,
         captures_seen: true,
         settled: true,
         unseen_capture: false,

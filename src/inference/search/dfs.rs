@@ -494,6 +494,7 @@ impl Search<'_> {
             unseen,
             ordered,
             promotions_seen,
+            promotions_read: self.promotions_read(path),
             captures_seen: self.captures_seen(path),
             settled,
             unseen_capture: self.occupancy_only && !visible,

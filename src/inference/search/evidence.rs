@@ -34,6 +34,28 @@ pub(crate) fn put_down(
     emptied < lifted || landed <= emptied + PUT_DOWN + scan
 }
 
+/// A promotion of a sequence, as `Search::promoted` finds it.
+struct Promoted<'p> {
+    square: Square,
+    role: Role,
+    color: Color,
+    /// The promoted piece's code.
+    code: u8,
+    /// When the pawn was read leaving its square.
+    left: Duration,
+    /// The sequence's later move that lands on the promotion square first.
+    capture: Option<&'p Step>,
+    /// When that move's piece was first read there since `left`.
+    taken: Option<Duration>,
+}
+
+impl Promoted<'_> {
+    /// Until when a reading on the square may be the promoted piece's.
+    fn until(&self) -> Duration {
+        self.taken.unwrap_or(Duration::MAX)
+    }
+}
+
 /// The squares of the bishops, rooks and queens of the side to reply to `mv` (played in
 /// `pos`) that reach `square`, where it lands: pieces that can slide across it.
 pub(super) fn sliders_across(pos: &Chess, mv: Move, square: Square) -> Bitboard {
@@ -523,57 +545,98 @@ impl Search<'_> {
         if self.occupancy_only {
             return true;
         }
-        path.iter().enumerate().all(|(i, step)| {
-            let Some(role) = step.mv.promotion() else {
+        let (scan, history) = (self.evidence.scan, self.evidence.history);
+        (0..path.len()).all(|i| {
+            let Some(p) = self.promoted(path, i) else {
                 return true;
             };
-            let square = step.mv.to();
-            let color = Color::from_white(square.rank() == Rank::Eighth);
-            let code = piece_code(role.of(color));
-            let landing = || path[i + 1..].iter().filter(|later| later.mv.to() == square);
-            let capture = landing().next();
+            let landing = || {
+                path[i + 1..]
+                    .iter()
+                    .filter(|later| later.mv.to() == p.square)
+            };
             // Its side's other pieces: the pawn is left out (the pawn put on the last
             // rank and then swapped for the piece, whose first reading may be wrong).
             let corrects = Role::ALL
                 .into_iter()
-                .filter(|&r| r != role && r != Role::Pawn)
-                .fold(0u16, |bits, r| bits | 1 << piece_code(r.of(color)));
-            let (start, scan) = (self.evidence.start, self.evidence.scan);
-            let history = self.evidence.history;
-            // Only what was read there since the pawn left counts: a piece of the promoted
-            // code read there before (one the promotion's victim took) is not the promoted one.
-            let left = self.lifted(step.mv, start).unwrap_or(start);
-            // Once the capturing piece was read there (since the pawn left), the piece
-            // that took it is there: a piece of the promoted code read after that is a
-            // later one's (a rook recapturing, lifted again by the next capture while the
-            // sequence counts its move in progress).
-            let taken = capture.and_then(|later| history.filled_with(square, later.code, left));
-            if landing().any(|later| later.code == code) {
+                .filter(|&r| r != p.role && r != Role::Pawn)
+                .fold(0u16, |bits, r| bits | 1 << piece_code(r.of(p.color)));
+            if landing().any(|later| later.code == p.code) {
                 // The later piece of the promoted code came after the opponent's piece
                 // that took the promoted one stood there (read for a scan: no wrong code
                 // of a piece put down and lifted again), when no piece of the opponent's
                 // lands there after it.
                 let opponent =
-                    |later: &Step| code_piece(later.code).is_some_and(|p| p.color != color);
-                let stood = capture.zip(taken).is_some_and(|(later, at)| {
+                    |later: &Step| code_piece(later.code).is_some_and(|q| q.color != p.color);
+                let stood = p.capture.zip(p.taken).is_some_and(|(later, at)| {
                     opponent(later)
-                        && history.stood(square, later.code, (at, at + scan), scan, false)
+                        && history.stood(p.square, later.code, (at, at + scan), scan, false)
                 });
                 let none_after = landing()
-                    .skip_while(|later| later.code != code)
+                    .skip_while(|later| later.code != p.code)
                     .all(|later| !opponent(later));
                 if !(stood && none_after) {
                     return false;
                 }
             }
-            let until = taken.unwrap_or(Duration::MAX);
             history.placed(
-                square,
-                code,
-                (left, until),
-                (scan, capture.is_some()),
+                p.square,
+                p.code,
+                (p.left, p.until()),
+                (scan, p.capture.is_some()),
                 corrects,
             )
+        })
+    }
+
+    /// Whether each promoted piece is a queen, the last piece of its side read on its
+    /// promotion square (see `promoted`), if only once (the pawn put there and swapped
+    /// for a piece nobody read is no such reading). A reply that takes it within a scan
+    /// of its landing leaves that one reading, which `promotions_seen` does not take for
+    /// the piece: a piece put down is read with a wrong code for a scan. But the next
+    /// scan corrects a wrong code, so one left standing needs a misread and a capture
+    /// within the same scan, and nearly every promotion makes a queen: a queen read once
+    /// is one (b1=Q read once, then Bxb1: not b1=R). Another piece read once is as
+    /// likely a queen misread as itself: nothing tells it (h1=N read once, then Bxh1).
+    /// Occupancy-only boards cannot tell pieces apart.
+    pub(super) fn promotions_read(&self, path: &[Step]) -> bool {
+        if self.occupancy_only {
+            return true;
+        }
+        let history = self.evidence.history;
+        (0..path.len()).all(|i| {
+            self.promoted(path, i).is_none_or(|p| {
+                p.role == Role::Queen
+                    && history.last_piece(p.square, p.color, (p.left, p.until())) == Some(p.code)
+            })
+        })
+    }
+
+    /// The promotion of `path[i]`, if it is one: where a reading of its piece counts.
+    /// Only what was read there since the pawn left counts: a piece of the promoted code
+    /// read there before (one the promotion's victim took) is not the promoted one.
+    /// Once the piece that lands there next in the sequence (its capture) was read there
+    /// (since the pawn left), that piece is there: a piece of the promoted code read
+    /// after that is a later one's (a rook recapturing, lifted again by the next capture
+    /// while the sequence counts its move in progress).
+    fn promoted<'p>(&self, path: &'p [Step], i: usize) -> Option<Promoted<'p>> {
+        let step = &path[i];
+        let role = step.mv.promotion()?;
+        let square = step.mv.to();
+        let color = Color::from_white(square.rank() == Rank::Eighth);
+        let start = self.evidence.start;
+        let left = self.lifted(step.mv, start).unwrap_or(start);
+        let capture = path[i + 1..].iter().find(|later| later.mv.to() == square);
+        let taken =
+            capture.and_then(|later| self.evidence.history.filled_with(square, later.code, left));
+        Some(Promoted {
+            square,
+            role,
+            color,
+            code: piece_code(role.of(color)),
+            left,
+            capture,
+            taken,
         })
     }
 

@@ -129,6 +129,9 @@ pub(crate) enum Explanation {
         complete: bool,
         /// Its moves were started in the order their pieces were lifted.
         ordered: bool,
+        /// A piece its moves promote to was told from the others only by one reading
+        /// of it (see `promotions_read`), which a wrong code would also leave.
+        read_once: bool,
     },
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
     /// equally well and disagree from the first move on (or were cut at the cap);
@@ -178,6 +181,9 @@ struct Sequence {
     ordered: bool,
     /// Each promoted piece was read on its square (see `promotions_seen`).
     promotions_seen: bool,
+    /// Each promoted piece was the last of its side read on its square, if only once
+    /// (see `promotions_read`).
+    promotions_read: bool,
     /// Each piece it moves and then captures was read where it was captured (see
     /// `captures_seen`).
     captures_seen: bool,
@@ -197,6 +203,12 @@ impl Sequence {
     /// each capture seen landing).
     fn visible(&self) -> bool {
         self.unseen == 0
+    }
+
+    /// A piece it promotes to was read on its square, but only once (see
+    /// `promotions_read`).
+    fn read_once(&self) -> bool {
+        !self.promotions_seen && self.promotions_read
     }
 }
 

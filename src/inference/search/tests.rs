@@ -431,6 +431,7 @@ fn guessing(ucis: &[&str], unseen: usize) -> Sequence {
         unseen,
         ordered: true,
         promotions_seen: true,
+        promotions_read: true,
         captures_seen: true,
         settled: true,
         unseen_capture: unseen > 0,
