@@ -116,11 +116,13 @@ impl Variant {
             // A pawn's one step captured at once, never read, is reported with its two
             // steps taken en passant (the same position), not guessed: 995, 997, 998.
             // So is one read there for less than a scan (what the two steps' slide
-            // leaves): 993, 996, 994. A promoted queen read once, then taken at once, is
-            // recorded as read (with a comment for the arbiter): 994, 998, 995.
-            Variant::Realistic => 994,
-            Variant::Styles => 998,
-            Variant::Rotated => 995,
+            // leaves): 993, 996, 994. A promoted piece read once, then taken at once, is
+            // recorded as read (with a comment for the arbiter): 994, 998, 995. So is a
+            // pawn read once where a pawn took it at once, its one step or its two steps
+            // taken en passant: 996, 999, 1000.
+            Variant::Realistic => 996,
+            Variant::Styles => 999,
+            Variant::Rotated => 1000,
             // A move read landing in the scan that reads the reply begun is reported
             // beside a capture swapped within a scan before the whole reply, not
             // guessed: 924 -> 922. A capture recorded on the wrong square is replaced

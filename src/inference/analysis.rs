@@ -17,6 +17,7 @@ use super::pending::PendingMoves;
 use super::search::{
     Evidence, Explanation, Extensions, MAX_COUNTED, capture_square, castles_after, explain,
     explain_beyond, extend, fresh_read_passed, landing, moved_elsewhere, slides_past,
+    taken_like_its_twin,
 };
 use crate::game::san_plus_and_play;
 
@@ -24,9 +25,9 @@ use crate::game::san_plus_and_play;
 /// from it (each round records at least one move).
 pub(super) const MAX_RECORDED_ROUNDS: usize = 8;
 
-/// The comment on a promotion whose piece was read only for a scan before it was taken.
-const PROMOTION_READ_ONCE: &str =
-    "promoted piece read only once before it was taken: check it (a misread is possible)";
+/// What the comment on a move told from others by one reading of a piece taken at once
+/// says, for the arbiter to check it against the scoresheet.
+pub const READ_ONCE_REMARK: &str = "read only once before it was taken: check it";
 
 /// `moves`, legal one after the other from `start`, in SAN separated by spaces: the
 /// longest of `written` from the same start that they begin with is taken as it was
@@ -637,7 +638,7 @@ impl Engine {
                 let lost_updates = self.lost_updates;
                 self.record_sequence(&moves, correction);
                 if read_once {
-                    self.note_promotions_read_once(&moves);
+                    self.note_read_once(&moves);
                 }
                 // What is left to explain is still the board read after lost updates:
                 // an ambiguity in it binds.
@@ -1074,22 +1075,41 @@ impl Engine {
         (reported, lines)
     }
 
-    /// Notes in the record each promotion of `moves` (just recorded: the record's last
-    /// moves) whose piece the board never read standing, only for a scan before a fast
-    /// reply took it: the piece read is recorded, and a wrong code (read for one scan
-    /// after a piece is put down) would have made it another. The arbiter can tell, and
-    /// correct it (see `correct_promotion`).
-    fn note_promotions_read_once(&mut self, moves: &[Move]) {
+    /// Notes in the record the moves of `moves` (just recorded: the record's last moves)
+    /// told from others by one reading of a piece taken at once, which the board never
+    /// read standing: a queen promoted, and a pawn's push taken by a pawn where its one
+    /// step and its two steps end alike (see `promotions_read`, `pawns_read`). The
+    /// arbiter can tell, and correct them (see `correct_promotion`, `amend`).
+    fn note_read_once(&mut self, moves: &[Move]) {
         let recorded = self.record.moves();
         let Some(first) = recorded.len().checked_sub(moves.len()) else {
             return;
         };
-        let plies: Vec<usize> = (first..recorded.len())
-            .filter(|&i| recorded[i].mv == moves[i - first] && moves[i - first].is_promotion())
-            .map(|i| i + 1)
+        if recorded[first..].iter().zip(moves).any(|(r, m)| r.mv != *m) {
+            return;
+        }
+        let notes: Vec<(usize, String)> = moves
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                let taken = moves
+                    .get(i + 1)
+                    .is_some_and(|next| taken_like_its_twin(*m, *next));
+                let note = if m.is_promotion() {
+                    format!("promoted piece {READ_ONCE_REMARK} (a misread is possible)")
+                } else if taken {
+                    format!(
+                        "pawn {READ_ONCE_REMARK} (its one step taken and its two steps taken \
+                         en passant leave the same position)"
+                    )
+                } else {
+                    return None;
+                };
+                Some((first + i + 1, note))
+            })
             .collect();
-        for ply in plies {
-            let _ = self.record.add_comment(ply, PROMOTION_READ_ONCE);
+        for (ply, note) in notes {
+            let _ = self.record.add_comment(ply, note);
         }
     }
 

@@ -25,6 +25,7 @@ mod signals;
 mod swapped;
 mod unconfirmed;
 
+pub use analysis::READ_ONCE_REMARK;
 pub use config::{EngineConfig, Mode};
 pub use engine::Engine;
 pub use event::{Event, Fix, IrregularKind, PositionProblem};

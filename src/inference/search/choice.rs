@@ -49,7 +49,8 @@ pub(super) fn choose_between(
 /// Picks among the shortest explanations: finished boards before boards in progress,
 /// then those whose squares were all seen to change (else those guessing the fewest
 /// unseen captures), then those agreeing with the order of the lifts, then those whose
-/// promoted pieces were seen (else read at all); records what the rest share.
+/// promoted pieces were seen (else a queen read once), then those whose pawns taken at
+/// once were read where they have them; records what the rest share.
 /// A finished board counts as such only if each piece it moves and then captures was
 /// seen where it was captured: a piece lifted for the next move also leaves a board
 /// that a move to a square and a capture there would finish.
@@ -133,13 +134,14 @@ pub(super) fn prefer(found: &mut Vec<Sequence>) {
 }
 
 /// Keeps those agreeing with the order of the lifts, then of them those whose promoted
-/// pieces were seen, else those whose promoted pieces were read at all: each only where
-/// some have it.
+/// pieces were seen, else those whose promoted queens were read once, then those whose
+/// pawns taken at once were read where they have them: each only where some have it.
 fn retain_preferred(found: &mut Vec<Sequence>) {
-    let preferences: [fn(&Sequence) -> bool; 3] = [
+    let preferences: [fn(&Sequence) -> bool; 4] = [
         |s| s.ordered,
         |s| s.promotions_seen,
         |s| s.promotions_seen || s.promotions_read,
+        |s| s.pawns_read,
     ];
     for prefer in preferences {
         if found.iter().any(prefer) {

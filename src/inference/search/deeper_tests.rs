@@ -42,6 +42,8 @@ fn sequence(start: &Chess, sans: &[&str]) -> Sequence {
         ordered: true,
         promotions_seen: true,
         promotions_read: true,
+        pawns_read: true,
+        pawn_read_once: false,
         captures_seen: true,
         settled: true,
         unseen_capture: false,

@@ -485,6 +485,7 @@ impl Search<'_> {
         let visible = unseen == 0;
         let ordered = self.ordered(path);
         let promotions_seen = self.promotions_seen(path);
+        let (pawns_read, pawn_read_once) = self.pawns_read(path);
         if self.found.len() >= MAX_COUNTED && !(visible && ordered) {
             return;
         }
@@ -495,6 +496,8 @@ impl Search<'_> {
             ordered,
             promotions_seen,
             promotions_read: self.promotions_read(path),
+            pawns_read,
+            pawn_read_once,
             captures_seen: self.captures_seen(path),
             settled,
             unseen_capture: self.occupancy_only && !visible,

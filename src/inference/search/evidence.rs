@@ -7,7 +7,9 @@ use std::time::Duration;
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, Position, Rank, Role, Square, attacks};
 
 use super::dfs::Search;
-use super::moves::{capture_square, landing_elsewhere, moved_elsewhere, one_step_twin};
+use super::moves::{
+    capture_square, landing_elsewhere, moved_elsewhere, one_step_twin, taken_like_its_twin,
+};
 use super::{IN_PROGRESS_SQUARES, Step};
 use crate::inference::codes::{
     Codes, EMPTY, code_piece, diff, move_effect, move_squares, normalize, occupied, piece_code,
@@ -609,6 +611,40 @@ impl Search<'_> {
                 p.role == Role::Queen
                     && history.last_piece(p.square, p.color, (p.left, p.until())) == Some(p.code)
             })
+        })
+    }
+
+    /// Whether each pawn pushed from its start rank and taken at once by a pawn, where its
+    /// one step taken and its two steps taken en passant end alike, was read on the
+    /// square the sequence puts it on before the capturing pawn was read landing, if
+    /// only once (`.0`); and whether one of them was read there for no longer than a
+    /// scan (`.1`). A pawn's two steps slide across the one step's square, so such a
+    /// reading is the slide's as much as the step's (see `captures_seen`); but a pawn
+    /// taken at once by a pawn is far more often a step taken than two steps taken en
+    /// passant, and two steps read on the far square are those: the sequence that has
+    /// the pawn where it was read is the likelier (f6 read once, then exf6: not f5 and
+    /// exf6 en passant). Occupancy-only boards cannot tell the two apart.
+    pub(super) fn pawns_read(&self, path: &[Step]) -> (bool, bool) {
+        if self.occupancy_only {
+            return (true, false);
+        }
+        let (history, start, scan) = (
+            self.evidence.history,
+            self.evidence.start,
+            self.evidence.scan,
+        );
+        path.windows(2).fold((true, false), |(all, once), pair| {
+            let (step, later) = (&pair[0], &pair[1]);
+            if !taken_like_its_twin(step.mv, later.mv) {
+                return (all, once);
+            }
+            let square = step.mv.to();
+            let landed = history
+                .filled_with(later.mv.to(), later.code, start)
+                .unwrap_or(Duration::MAX);
+            let read = history.read(square, step.code, start, landed);
+            let stood = history.stood(square, step.code, (start, landed), scan, true);
+            (all && read, once || (read && !stood))
         })
     }
 

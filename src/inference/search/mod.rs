@@ -43,7 +43,7 @@ pub(crate) use self::evidence::put_down;
 pub(crate) use self::fresh::fresh_read_passed;
 pub(crate) use self::line::CheckedLines;
 pub(crate) use self::moves::{
-    capture_square, castles_after, landing, moved_elsewhere, slides_past,
+    capture_square, castles_after, landing, moved_elsewhere, slides_past, taken_like_its_twin,
 };
 pub(crate) use self::seen::round_trip;
 
@@ -184,6 +184,11 @@ struct Sequence {
     /// Each promoted piece was the last of its side read on its square, if only once
     /// (see `promotions_read`).
     promotions_read: bool,
+    /// Each pawn taken at once where its one or two steps end alike was read where it
+    /// stands in the sequence (see `pawns_read`).
+    pawns_read: bool,
+    /// One such pawn was read there for no longer than a scan.
+    pawn_read_once: bool,
     /// Each piece it moves and then captures was read where it was captured (see
     /// `captures_seen`).
     captures_seen: bool,
@@ -206,9 +211,10 @@ impl Sequence {
     }
 
     /// A piece it promotes to was read on its square, but only once (see
-    /// `promotions_read`).
+    /// `promotions_read`), or a pawn it takes at once where its one or two steps end
+    /// alike (see `pawns_read`).
     fn read_once(&self) -> bool {
-        !self.promotions_seen && self.promotions_read
+        (!self.promotions_seen && self.promotions_read) || (self.pawns_read && self.pawn_read_once)
     }
 }
 

@@ -96,6 +96,16 @@ pub(super) fn one_step_twin(step: Move, capture: Move) -> bool {
         )
 }
 
+/// Whether `step`, a pawn's push from its start rank, and `capture`, the next move,
+/// taking it at once by a pawn, end where its twin taken so ends: the one step taken
+/// and the two steps taken en passant leave the same position.
+pub(crate) fn taken_like_its_twin(step: Move, capture: Move) -> bool {
+    one_step_twin(step, capture)
+        || (start_push(step) == Some(2)
+            && capture.is_en_passant()
+            && capture_square(capture) == Some(step.to()))
+}
+
 /// How many squares (one or two) `mv` pushes a pawn from its start rank, if it does (a
 /// step from the second or seventh rank onto the last is a promotion, not one).
 pub(super) fn start_push(mv: Move) -> Option<u32> {
