@@ -16,7 +16,9 @@
 //! The arbiter also reads, as long after a board is read again following a link gap or a
 //! restart, the remark the game then has where the board went unread in play (`board
 //! not read for N s`: a move made and taken back meanwhile leaves no trace) and checks
-//! the scoresheet there; `--no-unread-checks` leaves such remarks unread, to tell what
+//! the scoresheet there, and as long after a move is recorded with a remark that it was
+//! told from others by one reading of a piece taken at once (`read only once before it
+//! was taken: check it`); `--no-unread-checks` leaves such remarks unread, to tell what
 //! the engine records on its own.
 //! A game is compared with its source once the board has read its end: a game ended
 //! while the link is down waits on its final position for the link and the fresh dump.
@@ -41,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use alignment::{Stretch, Verdict};
 use boardcast::board::{BoardCommand, GameState, UNREAD_REMARK};
+use boardcast::inference::READ_ONCE_REMARK;
 use boardcast::inference::{Choice, EngineConfig, Event};
 use boardcast::journal::{JournaledCore, Rebuilder, file};
 use boardcast::simulated::{Progress, Seen, SimulatedBoard};
@@ -281,7 +284,10 @@ struct Tally {
     amendments_refused: usize,
     /// Remarks that the board went unread in play the arbiter checked against the
     /// scoresheet; of those, records amended (plies entered, recorded plies replaced)
-    /// and amendments the engine refused.
+    /// and amendments the engine refused. Remarks that a move was told by one reading
+    /// the arbiter checked, and records amended there (counted in the above too).
+    read_once_checks: usize,
+    read_once_amendments: usize,
     unread_checks: usize,
     unread_amendments: usize,
     unread_entered: usize,
@@ -551,21 +557,14 @@ impl Board {
     /// back as long after, or checks at once at the game's end (`at_end`).
     fn check_unread(&mut self, games: &[Game], tally: &mut Tally, at_end: bool) {
         self.unread_check = None;
-        let remarks: Vec<(usize, String)> = (self.run.core().game().moves().iter())
-            .zip(1..)
-            .flat_map(|(m, ply)| {
-                (m.comments.iter())
-                    .filter(|c| c.starts_with(UNREAD_REMARK))
-                    .map(move |c| (ply, c.clone()))
-            })
-            .collect();
+        let remarks = self.remarks_to_check();
         let fresh = (remarks.iter())
             .filter(|r| !self.unread_read.contains(r))
-            .map(|r| r.0)
             .min();
-        let Some(remark) = fresh else {
+        let Some((remark, text)) = fresh.cloned() else {
             return;
         };
+        let read_once = text.contains(READ_ONCE_REMARK);
         let status = self.run.core().game_status();
         let stopped = !matches!(
             status.state,
@@ -577,6 +576,7 @@ impl Board {
         }
         self.unread_read.extend(remarks);
         tally.unread_checks += 1;
+        tally.read_once_checks += usize::from(read_once);
         if stopped {
             return;
         }
@@ -617,6 +617,7 @@ impl Board {
         match self.run.command(command) {
             Ok(()) => {
                 tally.unread_amendments += 1;
+                tally.read_once_amendments += usize::from(read_once);
                 tally.unread_entered += moves.len();
                 tally.unread_replaced += n - right;
                 tally.unread_cases.push(format!("amended: {case}"));
@@ -626,6 +627,19 @@ impl Board {
                 tally.unread_cases.push(format!("refused ({e}): {case}"));
             }
         }
+    }
+
+    /// The game's remarks the arbiter checks against the scoresheet, with their plies:
+    /// that the board went unread in play, or that a move was told by one reading.
+    fn remarks_to_check(&self) -> Vec<(usize, String)> {
+        (self.run.core().game().moves().iter())
+            .zip(1..)
+            .flat_map(|(m, ply)| {
+                (m.comments.iter())
+                    .filter(|c| c.starts_with(UNREAD_REMARK) || c.contains(READ_ONCE_REMARK))
+                    .map(move |c| (ply, c.clone()))
+            })
+            .collect()
     }
 
     /// Takes the games the core finished, as the daemon's worker does to publish them.
@@ -1130,6 +1144,7 @@ fn main() {
                 let written = &mut board.written;
                 let arbiter = &mut board.arbiter;
                 let traced = &mut board.traced;
+                let mut recorded = false;
                 let progress = board.run.step(until, &mut |now, seen| {
                     events += 1;
                     if tracing {
@@ -1151,6 +1166,7 @@ fn main() {
                         Seen::Event(
                             Event::MoveMade { ply, .. } | Event::MoveCorrected { ply, .. },
                         ) if ply > 0 => {
+                            recorded = true;
                             if written.len() < ply {
                                 written.resize(ply, now);
                             }
@@ -1162,6 +1178,15 @@ fn main() {
                         _ => {}
                     }
                 });
+                // A move recorded with a remark that one reading told it: the arbiter
+                // reads the remarks as long after as after a gap.
+                if recorded
+                    && (board.remarks_to_check().iter())
+                        .any(|r| r.1.contains(READ_ONCE_REMARK) && !board.unread_read.contains(r))
+                {
+                    let now = board.run.now();
+                    board.call_unread_check(now);
+                }
                 match progress {
                     Progress::Running => {
                         if board.run.now() == until && until < horizon {
@@ -1262,13 +1287,15 @@ fn main() {
     println!(
         "arbiter checks of remarks that the board went unread in play: {}{}; records amended \
          from the scoresheet there: {} ({} plies entered, {} recorded plies replaced); \
-         refused: {}",
+         refused: {}; of those, remarks that one reading told a move: {}, amended {}",
         tally.unread_checks,
         if unread_checks_on { "" } else { " (off)" },
         tally.unread_amendments,
         tally.unread_entered,
         tally.unread_replaced,
-        tally.unread_refused
+        tally.unread_refused,
+        tally.read_once_checks,
+        tally.read_once_amendments
     );
     for case in &tally.unread_cases {
         println!("  {case}");
