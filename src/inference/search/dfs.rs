@@ -484,17 +484,16 @@ impl Search<'_> {
         };
         let visible = unseen == 0;
         let ordered = self.ordered(path);
-        let promotions_seen = self.promotions_seen(path);
-        let (pawns_read, pawn_read_once) = self.pawns_read(path);
         if self.found.len() >= MAX_COUNTED && !(visible && ordered) {
             return;
         }
+        let (pawns_read, pawn_read_once) = self.pawns_read(path);
         self.found.push(Sequence {
             moves: path.iter().map(|s| s.mv).collect(),
             complete,
             unseen,
             ordered,
-            promotions_seen,
+            promotions_seen: self.promotions_seen(path),
             promotions_read: self.promotions_read(path),
             pawns_read,
             pawn_read_once,

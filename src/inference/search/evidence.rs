@@ -58,6 +58,13 @@ impl Promoted<'_> {
     }
 }
 
+/// The indices of `path`'s promotions.
+fn promotions(path: &[Step]) -> impl Iterator<Item = usize> + '_ {
+    (path.iter().enumerate())
+        .filter(|(_, step)| step.mv.is_promotion())
+        .map(|(i, _)| i)
+}
+
 /// The squares of the bishops, rooks and queens of the side to reply to `mv` (played in
 /// `pos`) that reach `square`, where it lands: pieces that can slide across it.
 pub(super) fn sliders_across(pos: &Chess, mv: Move, square: Square) -> Bitboard {
@@ -548,7 +555,7 @@ impl Search<'_> {
             return true;
         }
         let (scan, history) = (self.evidence.scan, self.evidence.history);
-        (0..path.len()).all(|i| {
+        promotions(path).all(|i| {
             let Some(p) = self.promoted(path, i) else {
                 return true;
             };
@@ -606,7 +613,7 @@ impl Search<'_> {
             return true;
         }
         let history = self.evidence.history;
-        (0..path.len()).all(|i| {
+        promotions(path).all(|i| {
             self.promoted(path, i).is_none_or(|p| {
                 p.role == Role::Queen
                     && history.last_piece(p.square, p.color, (p.left, p.until())) == Some(p.code)
