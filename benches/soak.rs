@@ -166,8 +166,9 @@ struct Board {
     /// When the arbiter, called by an ambiguity or an irregular board, reaches the board.
     arbiter: Option<Duration>,
     /// When the arbiter next reads the game's remarks for one saying the board went
-    /// unread (after a link gap or a restart; never with `--no-unread-checks`), and the
-    /// remarks read so far, by ply.
+    /// unread (after a link gap or a restart) or that one reading told a move (after it
+    /// was recorded; never with `--no-unread-checks`), and the remarks read so far, by
+    /// ply.
     unread_check: Option<Duration>,
     unread_checks_on: bool,
     unread_read: Vec<(usize, String)>,

@@ -129,8 +129,9 @@ pub(crate) enum Explanation {
         complete: bool,
         /// Its moves were started in the order their pieces were lifted.
         ordered: bool,
-        /// A piece its moves promote to was told from the others only by one reading
-        /// of it (see `promotions_read`), which a wrong code would also leave.
+        /// Its moves were told from others only by one reading of a piece taken at once
+        /// (a queen promoted, a pawn's one or two steps: see `Sequence::read_once`),
+        /// which a wrong code or a slide would also leave.
         read_once: bool,
     },
     /// The `sequences` (at most [`MAX_COUNTED`]) of `plies` moves explain the board
@@ -181,8 +182,8 @@ struct Sequence {
     ordered: bool,
     /// Each promoted piece was read on its square (see `promotions_seen`).
     promotions_seen: bool,
-    /// Each promoted piece was the last of its side read on its square, if only once
-    /// (see `promotions_read`).
+    /// Each promoted piece is a queen, the last of its side read on its square, if only
+    /// once (see `promotions_read`).
     promotions_read: bool,
     /// Each pawn taken at once where its one or two steps end alike was read where it
     /// stands in the sequence (see `pawns_read`).
@@ -210,9 +211,9 @@ impl Sequence {
         self.unseen == 0
     }
 
-    /// A piece it promotes to was read on its square, but only once (see
-    /// `promotions_read`), or a pawn it takes at once where its one or two steps end
-    /// alike (see `pawns_read`).
+    /// A queen it promotes to was read on its square, but only once (see
+    /// `promotions_read`), or so was a pawn it takes at once where the pawn's one or two
+    /// steps end alike (see `pawns_read`).
     fn read_once(&self) -> bool {
         (!self.promotions_seen && self.promotions_read) || (self.pawns_read && self.pawn_read_once)
     }
