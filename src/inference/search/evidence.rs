@@ -646,9 +646,7 @@ impl Search<'_> {
                 return (all, once);
             }
             let square = step.mv.to();
-            let landed = history
-                .filled_with(later.mv.to(), later.code, start)
-                .unwrap_or(Duration::MAX);
+            let landed = self.capture_landed_at(step, later);
             let read = history.read(square, step.code, start, landed);
             let stood = history.stood(square, step.code, (start, landed), scan, true);
             (all && read, once || (read && !stood))
@@ -723,21 +721,7 @@ impl Search<'_> {
             else {
                 return true;
             };
-            // When the capture landed: its destination is beside the captured piece's
-            // square en passant. On the captured piece's own square, after that piece
-            // was first read there, if the capturing piece's code was read there since:
-            // read there before, it is no landing of a piece that takes one placed
-            // later (a queen read as the knight that later took on d4: Qxd4 Qxd4 Nxd4).
-            let captured = || {
-                let to = later.mv.to();
-                let placed = (to == square)
-                    .then(|| history.filled_with(square, step.code, start))
-                    .flatten();
-                placed
-                    .and_then(|t| history.filled_with(to, later.code, t))
-                    .or_else(|| history.filled_with(to, later.code, start))
-                    .unwrap_or(Duration::MAX)
-            };
+            let captured = || self.capture_landed_at(step, later);
             // The pawn's two steps taken en passant end alike and slide across this
             // square: only the pawn read standing there (longer than a scan) is its step.
             if j == i + 1 && one_step_twin(step.mv, later.mv) {
@@ -759,6 +743,25 @@ impl Search<'_> {
             history.read(square, step.code, start, until)
                 || history.misread(square, step.code, (start, until), self.evidence.scan)
         })
+    }
+
+    /// When `later`, a move of the sequence after `step`, landed taking the piece `step`
+    /// placed: when its piece was first read on its destination since the sequence
+    /// began, `Duration::MAX` if never. Its destination is beside the captured piece's
+    /// square en passant. On the captured piece's own square, after that piece was first
+    /// read there, if the capturing piece's code was read there since: read there
+    /// before, it is no landing of a piece that takes one placed later (a queen read as
+    /// the knight that later took on d4: Qxd4 Qxd4 Nxd4).
+    fn capture_landed_at(&self, step: &Step, later: &Step) -> Duration {
+        let (history, start) = (self.evidence.history, self.evidence.start);
+        let (square, to) = (step.mv.to(), later.mv.to());
+        let placed = (to == square)
+            .then(|| history.filled_with(square, step.code, start))
+            .flatten();
+        placed
+            .and_then(|t| history.filled_with(to, later.code, t))
+            .or_else(|| history.filled_with(to, later.code, start))
+            .unwrap_or(Duration::MAX)
     }
 
     /// After lost updates, whether the move in progress that explains the rest of the
