@@ -884,7 +884,8 @@ impl Engine {
     pub(super) fn rebuild(&mut self) {
         let occupancy = self.config.occupancy_only;
         let pos = self.record.position();
-        self.expected = from_board(pos.board(), occupancy);
+        let was_expected =
+            std::mem::replace(&mut self.expected, from_board(pos.board(), occupancy));
         let status = self.record.status();
         let other_turn = (self.turn_open && self.record.ply_count() == 0)
             .then(|| pos.clone().swap_turn().ok())
@@ -907,11 +908,17 @@ impl Engine {
         );
         self.diff = diff(&self.observed, &self.expected);
         // Only the few squares that differ keep (or start) a time: a fresh array and a
-        // walk over them, not a test of all 64 squares after every move.
+        // walk over them, not a test of all 64 squares after every move. A square the
+        // record changed has differed since its readings left what the record now has
+        // there (the destination of a move just recorded, left again by the next one
+        // before this one's window ended, was left then, not now).
         let mut since: Since = [None; 64];
         for sq in self.diff {
             let i = sq.to_usize();
-            since[i] = self.since[i].or(Some(self.last_change));
+            let left_at = (was_expected[i] != self.expected[i])
+                .then(|| self.history.differs_since(sq, self.expected[i]))
+                .flatten();
+            since[i] = left_at.or(self.since[i]).or(Some(self.last_change));
         }
         self.since = since;
         // The board may already show the next move complete (it was made while this one

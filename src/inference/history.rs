@@ -140,6 +140,23 @@ impl History {
         }
     }
 
+    /// Since when `square` has read something other than `code`, without a break: the
+    /// change that took it from `code`, or its first change kept if none did. `None`
+    /// when it reads `code` now or has no change kept.
+    pub fn differs_since(&self, square: Square, code: u8) -> Option<Duration> {
+        let mut since = None;
+        for c in self.changes.iter().rev().filter(|c| c.square == square) {
+            if c.code == code {
+                break;
+            }
+            since = Some(c.at);
+            if c.was == code {
+                break;
+            }
+        }
+        since
+    }
+
     /// Whether `square` read `code` at or after `from` and before `until`.
     pub fn read(&self, square: Square, code: u8, from: Duration, until: Duration) -> bool {
         self.on_since(square, from)
@@ -601,6 +618,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A rook put on a8 (code 4), read with a wrong code once, then lifted: a8 has
+    /// differed from the rook since the lift, and from empty since the wrong code.
+    #[test]
+    fn a_square_differs_since_its_readings_left_a_code() {
+        let mut h = History::default();
+        for (t, square, code, was) in [
+            (10, Square::A8, 5, EMPTY),
+            (20, Square::E2, EMPTY, 1),
+            (30, Square::A8, 4, 5),
+            (40, Square::A8, EMPTY, 4),
+        ] {
+            h.push(Change {
+                at: ms(t),
+                square,
+                occupied: code != EMPTY,
+                code,
+                was,
+            });
+        }
+        assert_eq!(h.differs_since(Square::A8, 4), Some(ms(40)));
+        assert_eq!(h.differs_since(Square::A8, EMPTY), None);
+        assert_eq!(h.differs_since(Square::A8, 2), Some(ms(10)));
+        assert_eq!(h.differs_since(Square::E2, 1), Some(ms(20)));
+        assert_eq!(h.differs_since(Square::H1, 1), None);
     }
 
     /// The changes (milliseconds, square, code read, code before), oldest first.
