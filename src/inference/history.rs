@@ -217,18 +217,31 @@ impl History {
 
     /// The pieces read at or after `from` and replaced since, each kept for at least
     /// `least` first (longer than a wrong code or a slide's step is read), oldest first;
-    /// kept from the reading before it when that was a wrong code (see `began`).
+    /// kept from the reading before it when that was a wrong code (see `began`). Or
+    /// read with the code of a piece then in the hand and replaced at once by a piece of
+    /// the other side: a wrong code keeps its piece's colour, so that piece was put down
+    /// there and taken within a scan or so (Bd2 Bxd2 Qxd2 read as B, b, Q on d2 a scan
+    /// each). A piece placed that was not in the hand (a pawn's promotion) may have been
+    /// read with a wrong code.
     pub fn stood_replaced(&self, from: Duration, least: Duration) -> Vec<(Square, u8)> {
         let recent = self.since(from);
         let began = began(recent.clone(), least);
-        let mut next: [Option<Duration>; 64] = [None; 64];
+        let color = |code: u8| code_piece(code).map(|p| p.color);
+        let mut next: [Option<&Change>; 64] = [None; 64];
         let mut stood = Vec::new();
-        for (c, &began) in recent.rev().zip(began.iter().rev()) {
+        for (c, &began) in recent.clone().rev().zip(began.iter().rev()) {
             let i = c.square.to_usize();
-            if c.occupied && next[i].is_some_and(|t| t >= began + least) {
+            let kept = |n: &Change| {
+                n.at >= began + least
+                    || color(n.code)
+                        .zip(color(c.code))
+                        .is_some_and(|(a, b)| a != b)
+                        && in_hand(recent.clone(), c.square, c.code, c.at)
+            };
+            if c.occupied && next[i].is_some_and(kept) {
                 stood.push((c.square, c.code));
             }
-            next[i] = Some(c.at);
+            next[i] = Some(c);
         }
         stood.reverse();
         stood
@@ -823,6 +836,36 @@ mod tests {
             (220, Square::E1, EMPTY, king),
             (220, Square::F2, white_knight, bishop),
             (440, Square::F2, king, white_knight),
+        ]);
+        assert!(h.stood_replaced(ms(0), scan).is_empty());
+    }
+
+    #[test]
+    fn a_piece_from_the_hand_taken_by_the_other_side_within_a_scan_stood() {
+        let (bishop, queen, black_bishop, black_rook, knight, pawn) = (4, 6, 10, 8, 3, 1);
+        let scan = ms(250);
+        // Bd2 Bxd2 Qxd2, each read on d2 for one scan: both bishops stood there.
+        let h = History::from_readings(&[
+            (0, Square::F4, EMPTY, bishop),
+            (0, Square::G5, black_bishop, EMPTY),
+            (220, Square::D2, bishop, EMPTY),
+            (440, Square::G5, EMPTY, black_bishop),
+            (440, Square::D2, black_bishop, bishop),
+            (660, Square::E2, EMPTY, queen),
+            (660, Square::D2, queen, black_bishop),
+        ]);
+        let d2 = |code| (Square::D2, code);
+        assert_eq!(
+            h.stood_replaced(ms(0), scan),
+            vec![(Square::G5, black_bishop), d2(bishop), d2(black_bishop)]
+        );
+        // A promoted piece is no piece from the hand: read once as a knight, then taken,
+        // it may have been a queen read with a wrong code.
+        let h = History::from_readings(&[
+            (0, Square::D7, EMPTY, pawn),
+            (200, Square::D8, knight, EMPTY),
+            (420, Square::B8, EMPTY, black_rook),
+            (420, Square::D8, black_rook, knight),
         ]);
         assert!(h.stood_replaced(ms(0), scan).is_empty());
     }
