@@ -483,7 +483,7 @@ impl Search<'_> {
             usize::from((unseen & !victims).any())
         };
         let visible = unseen == 0;
-        let ordered = self.ordered(path);
+        let ordered = self.ordered(path, changed);
         if self.found.len() >= MAX_COUNTED && !(visible && ordered) {
             return;
         }

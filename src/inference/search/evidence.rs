@@ -831,15 +831,19 @@ impl Search<'_> {
     /// updates a piece read leaving before them may have gone back and left again while
     /// nothing was read: its lift dates no move made meanwhile (the knight read lifted,
     /// then Bc3 Qg6 Nxe5 played while the daemon was down), so it counts as left when
-    /// the updates were lost.
-    pub(super) fn ordered(&self, path: &[Step]) -> bool {
+    /// the updates were lost. The move in progress, if any (`in_progress`: the squares
+    /// where the board still differs from the sequence's end), was begun after them: a
+    /// square of it no move touched differs since no earlier than the last lift (a
+    /// piece in the hand since before its side's last move is not held through it).
+    pub(super) fn ordered(&self, path: &[Step], in_progress: Bitboard) -> bool {
         let mut touched = Bitboard::EMPTY;
         let mut last = Duration::ZERO;
         let lost = self.evidence.lost.unwrap_or(Duration::ZERO);
+        let since = |sq: Square| self.evidence.since[sq.to_usize()].map(|t| t.max(lost));
         for &Step { mv, squares, .. } in path {
             if let Some(from) = mv.from()
                 && !touched.contains(from)
-                && let Some(at) = self.evidence.since[from.to_usize()].map(|t| t.max(lost))
+                && let Some(at) = since(from)
             {
                 if at < last {
                     return false;
@@ -848,7 +852,8 @@ impl Search<'_> {
             }
             touched |= squares;
         }
-        self.landed_after_leaving(path)
+        let begun_late = |sq| since(sq).is_none_or(|at| at >= last);
+        (in_progress & !touched).into_iter().all(begun_late) && self.landed_after_leaving(path)
     }
 
     /// Whether no move's piece was read on its destination more than a scan before its

@@ -240,7 +240,9 @@ pub(crate) fn explain(
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     let mut weak = None;
-    // Whether every weak explanation leaves a piece the board read unexplained.
+    // Whether every weak explanation leaves a piece the board read unexplained, or was
+    // not begun in the order the pieces were lifted (a piece held in the hand through
+    // its side's last move).
     let mut overlooks = false;
     // The codes read on each square since the evidence's start, once searched beyond.
     let mut placed = None;
@@ -327,7 +329,10 @@ pub(crate) fn explain(
         // rules apply there.) When every weak explanation overlooks a piece the board
         // read (a piece placed on a square and replaced there, which none of its
         // positions has), the search goes on deeper for a whole one: moves made faster
-        // than they were read show only as such readings.
+        // than they were read show only as such readings. So it does when every one has
+        // its move in progress begun before its last moves (Qe5 Qd7 with the rook lifted
+        // before Qe5 still in the hand, for Rxd1+ Rxd1 Qe5 Qd7, the rook taken on d1
+        // within a scan).
         // Beyond one move deeper, a promoted piece must also have been read for longer
         // than a wrong code lasts.
         let whole = |s: &Sequence| {
@@ -473,7 +478,7 @@ pub(crate) fn explain(
         if weak.is_none() {
             overlooks = found
                 .iter()
-                .all(|s| !readings_explained(start, &codes, &s.moves, &evidence));
+                .all(|s| !s.ordered || !readings_explained(start, &codes, &s.moves, &evidence));
             weak = Some((found, plies));
         } else if !overlooks {
             break;
