@@ -6,7 +6,7 @@ set -uo pipefail
 old=$1 new=$2
 shift 2
 lines() {
-  grep -oE 'corpus +[a-z]+ +[0-9]+/[0-9]+ games pass.*|^  (realistic|styles|rotated|occupancy) .*' "$1" \
+  grep -oE 'corpus +[a-z]+ +[0-9]+/[0-9]+ games pass.*|^  (realistic|styles|rotated|occupancy|fast) .*' "$1" \
     | sed -E 's/, [0-9.]+ s; /; /' | sort
 }
 for round in "$@"; do

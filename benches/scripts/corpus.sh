@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Corpus rounds, all four variants, through the integration test binary of a build; each
+# Corpus rounds, all five variants, through the integration test binary of a build; each
 # round's report lines and failure lists go to OUTDIR/rR.txt (see tests/corpus.rs).
 #   CARGO_TARGET_DIR=T cargo test --release --no-run --test integration
 #   bash benches/scripts/corpus.sh T OUTDIR 0 1 2 ...
@@ -15,7 +15,7 @@ cd "$src"
 for round in "$@"; do
   CORPUS_ROUND=$round "$bin" --exact --test-threads 1 --nocapture \
     corpus::realistic_mixed_styles_with_noise corpus::every_style_forced_in_turn_with_noise \
-    corpus::rotated_board corpus::occupancy_only_board >"$out/r$round.txt" 2>&1 || true
+    corpus::rotated_board corpus::occupancy_only_board corpus::fast_players >"$out/r$round.txt" 2>&1 || true
   grep -oE 'corpus +[a-z]+ +[0-9]+/[0-9]+ games pass.*' "$out/r$round.txt" | sed "s/^/r$round /" \
     || echo "round $round: no report, see $out/r$round.txt"
 done
