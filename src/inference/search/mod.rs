@@ -332,13 +332,19 @@ pub(crate) fn explain(
         // than they were read show only as such readings. So it does when every one has
         // its move in progress begun before its last moves (Qe5 Qd7 with the rook lifted
         // before Qe5 still in the hand, for Rxd1+ Rxd1 Qe5 Qd7, the rook taken on d1
-        // within a scan).
+        // within a scan). The order of the lifts is asked of the longer one only where
+        // a weak one keeps it: lifts read a scan apart may be read in either order
+        // (exd6 Qxd6 Qxd6, White's queen read lifted first, its square read late in
+        // the scan, beside Qxd6 Qf6 with the pawn lifted before both still in the hand).
         // Beyond one move deeper, a promoted piece must also have been read for longer
         // than a wrong code lasts.
+        let order_kept = weak
+            .as_ref()
+            .is_some_and(|(weak, _): &(Vec<Sequence>, usize)| weak.iter().any(|s| s.ordered));
         let whole = |s: &Sequence| {
             s.complete
                 && s.visible()
-                && (weak.is_none() || s.ordered)
+                && (!order_kept || s.ordered)
                 && (!beyond || s.promotions_seen)
         };
         if nodes >= MAX_NODES {
