@@ -506,7 +506,20 @@ impl Engine {
                 && begins_with(&replaced, |mv: &Move| slides_past(last, *mv));
             let shorter =
                 plies(&replaced) < plies(&found) || cut_off && plies(&replaced) == plies(&found);
-            if found == Explanation::Nothing || slide && shorter || held && slide && whole {
+            // Or as long past the last move, and begun in the order the pieces were lifted
+            // where the record's line is not: that one holds the piece taken on through
+            // the reply (the king of castling begun with the rook, lifted before the
+            // reply and put down as it began: Rf8 with Bd3 and the king in the hand, for
+            // O-O Bd3 with the king lifted again).
+            let in_order = |e: &Explanation| matches!(e, Explanation::Found { ordered: true, .. });
+            let reordered = matches!(found, Explanation::Found { .. })
+                && plies(&replaced) == plies(&found) + 1
+                && in_order(&replaced)
+                && !in_order(&found);
+            if found == Explanation::Nothing
+                || slide && (shorter || reordered)
+                || held && slide && whole
+            {
                 // After lost updates the record's line may only be past the search (Rg2
                 // read landing, then Rg4 Rf2 Rg6+ Kf5 Rg5+ while nothing was read: Rf2
                 // Rg4 Kf5 Rg5+ in its place is shorter, and the longer line is never
