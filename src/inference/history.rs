@@ -633,8 +633,9 @@ mod tests {
         }
     }
 
-    /// A rook put on a8 (code 4), read with a wrong code once, then lifted: a8 has
-    /// differed from the rook since the lift, and from empty since the wrong code.
+    /// A bishop put on a8 (code 4), read first with a wrong code (a king, 5), then
+    /// lifted: a8 has differed from the bishop since the lift, from empty not at all
+    /// now, and from a code it never read since its first change kept.
     #[test]
     fn a_square_differs_since_its_readings_left_a_code() {
         let mut h = History::default();
