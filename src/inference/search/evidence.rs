@@ -631,7 +631,8 @@ impl Search<'_> {
     /// taken at once by a pawn is far more often a step taken than two steps taken en
     /// passant, and two steps read on the far square are those: the sequence that has
     /// the pawn where it was read is the likelier (f6 read once, then exf6: not f5 and
-    /// exf6 en passant). Occupancy-only boards cannot tell the two apart.
+    /// exf6 en passant), unless the two steps' square read a piece of its side put there
+    /// and taken. Occupancy-only boards cannot tell the two apart.
     pub(super) fn pawns_read(&self, path: &[Step]) -> (bool, bool) {
         if self.occupancy_only {
             return (true, false);
