@@ -14,7 +14,7 @@
 //! * `rotated`: the board turned 180°, realistic mix with noise;
 //! * `occupancy`: an occupancy-only board (games without under-promotion), realistic mix
 //!   with noise;
-//! * `fast`: the realistic mix with noise, every human delay shortened by [`FAST_SPEED`]
+//! * `fast`: the realistic mix with noise, every human delay divided by [`FAST_SPEED`]
 //!   (replies and hands of a blitz game: more moves made before the board rests).
 //!
 //! For each game the engine's record, written as PGN and read back, must have exactly the
@@ -151,9 +151,9 @@ impl Variant {
             // searched sequence is a queen; a sequence two hypotheses grow into counts
             // once: 967, 959, 963: 950 -> 959.
             Variant::Occupancy => 959,
-            // Every human delay shortened by half as much again: rounds 0-8 pass 98.8 %
-            // to 99.6 % (round 0: 1531 of 1548), about one game in 1,300 recorded
-            // with a wrong move.
+            // Every human delay two thirds as long: rounds 0-8 pass 98.8 % to 99.6 %
+            // (round 0: 1531 of 1548 when added, 1532 since), about one game in 1,700
+            // recorded with a wrong move.
             Variant::Fast => 989,
         }
     }
