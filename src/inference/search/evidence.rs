@@ -662,8 +662,10 @@ impl Search<'_> {
             });
             let read = history.read(square, step.code, start, landed)
                 && beyond.is_none_or(|sq| !history.misread(sq, step.code, (start, landed), scan));
-            let stood = history.stood(square, step.code, (start, landed), scan, true);
-            (all && read, once || (read && !stood))
+            // Whether it stood there is asked only of a pawn read there.
+            let once =
+                once || read && !history.stood(square, step.code, (start, landed), scan, true);
+            (all && read, once)
         })
     }
 
