@@ -195,11 +195,12 @@ impl<'a> Deeper<'a> {
         (!self.stood.is_empty() || !self.brief.is_empty()) && !shorter.iter().any(|s| self.shown(s))
     }
 
-    /// When none of the `shorter` explanations shows every such piece: the explanations
-    /// of the fewest moves in `depths` (up to [`READ_PLIES`] beyond, on a board read
-    /// without lost updates) that show them (those read standing in the order read),
-    /// are seen whole (every square seen to change, in the order of the lifts, promoted
-    /// pieces read) and complete if
+    /// When none of the `shorter` explanations shows every such piece, or they are weak
+    /// (not `complete`) and each holds a piece in the hand through its side's next move
+    /// (not `ordered`): the explanations of the fewest moves in `depths` (up to
+    /// [`READ_PLIES`] beyond, on a board read without lost updates) that show them
+    /// (those read standing in the order read), are seen whole (every square seen to
+    /// change, in the order of the lifts, promoted pieces read) and complete if
     /// `complete` (the shorter one was), among moves whose piece was read on its
     /// destination, or taken there (or en passant) by a piece read standing (few, so
     /// the search stays cheap). `None` when there is none, or the search was cut (it
@@ -211,7 +212,12 @@ impl<'a> Deeper<'a> {
         complete: bool,
         nodes: &mut usize,
     ) -> Option<Explanation> {
-        if !self.overlooked(shorter) {
+        // Nobody holds a piece through their own next move: weak explanations that each
+        // do are no more the moves made than ones that overlook a reading (c3 Be3 Rxe3
+        // Be6 with the bishop from g5 lifted before c3, for Be3 Bxe3 Rxe3 Be6 c3: the
+        // bishop taken as it landed, the five moves past the depth).
+        let held_through = !complete && shorter.iter().all(|s| !s.ordered);
+        if !held_through && !self.overlooked(shorter) {
             return None;
         }
         // Moves the board read being made, faster than it rested between them, may be

@@ -495,7 +495,8 @@ pub(crate) fn explain(
         (Some((found, plies)), _) => {
             // The same holds of a weak explanation: a deeper one, as weak, that shows such
             // a piece where it stood beats it; as does one as long, when the search
-            // stopped collecting them (a piece away and back fits in many ways).
+            // stopped collecting them (a piece away and back fits in many ways). So does
+            // one in the order of the lifts, when no weak one is.
             if !occupancy_only {
                 let capped = found.len() >= MAX_COUNTED;
                 let depths = (plies + usize::from(!capped))..=max_plies;
