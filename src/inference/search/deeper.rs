@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Chess, Move, Position, Rank, Role, Square, attacks};
+use shakmaty::{Chess, Color, Move, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
@@ -84,6 +84,36 @@ fn shows(
 ) -> bool {
     let positions = codes_along(start, codes, moves);
     pieces.all(|(square, code)| stands(&positions, square, code))
+}
+
+/// The codes read on each square (`read`, a bit per code), with every piece of the
+/// other side than one read there: a piece may land where it is taken before a scan
+/// reads it, and the board then reads only the piece that took it (Nge3+ Bxe3, the
+/// knight never read on e3). A pawn that may have landed so on its one step may as well
+/// have gone two and been taken en passant (f6 exf6 as much as f5 exf6).
+pub(super) fn with_unread_victims(read: &[u16; 64]) -> [u16; 64] {
+    let side = |color: Color| {
+        Role::ALL
+            .into_iter()
+            .fold(0u16, |bits, role| bits | 1 << piece_code(role.of(color)))
+    };
+    let mut widened = *read;
+    for color in Color::ALL {
+        let pawn = 1 << piece_code(Role::Pawn.of(color));
+        for square in Square::ALL {
+            if read[square.to_usize()] & side(!color) == 0 {
+                continue;
+            }
+            widened[square.to_usize()] |= side(color);
+            if read[square.to_usize()] & pawn == 0
+                && square.rank() == color.relative_rank(Rank::Third)
+                && let Some(two) = square.offset(color.fold_wb(8, -8))
+            {
+                widened[two.to_usize()] |= pawn;
+            }
+        }
+    }
+    widened
 }
 
 /// Whether a piece of `code` stands on `square` in one of `positions`.
@@ -215,7 +245,9 @@ impl<'a> Deeper<'a> {
         // Nobody holds a piece through their own next move: weak explanations that each
         // do are no more the moves made than ones that overlook a reading (c3 Be3 Rxe3
         // Be6 with the bishop from g5 lifted before c3, for Be3 Bxe3 Rxe3 Be6 c3: the
-        // bishop taken as it landed, the five moves past the depth).
+        // bishop taken as it landed, the five moves past the depth). Such a piece may
+        // be taken before a scan reads it: past them, a move may land where the board
+        // read a piece of the other side (see `with_unread_victims`).
         let held_through = !complete && shorter.iter().all(|s| !s.ordered);
         if !held_through && !self.overlooked(shorter) {
             return None;
@@ -230,7 +262,9 @@ impl<'a> Deeper<'a> {
             0
         };
         let depths = *depths.start()..=*depths.end() + beyond;
-        self.search_for(depths, complete, nodes, |s| self.shown_in_order(s))
+        self.search_for(depths, complete, held_through, nodes, |s| {
+            self.shown_in_order(s)
+        })
     }
 
     /// When no sequence of at most `max_plies` moves explains the board: the complete
@@ -243,7 +277,7 @@ impl<'a> Deeper<'a> {
             return None;
         }
         let depths = (max_plies + 1)..=(max_plies + READ_PLIES);
-        self.search_for(depths, true, nodes, |s| self.shown_in_order(s))
+        self.search_for(depths, true, false, nodes, |s| self.shown_in_order(s))
     }
 
     /// For shorter explanations that each answer a move while its piece stood elsewhere
@@ -254,7 +288,7 @@ impl<'a> Deeper<'a> {
         depths: std::ops::RangeInclusive<usize>,
         nodes: &mut usize,
     ) -> Option<Explanation> {
-        self.search_for(depths, true, nodes, |s| {
+        self.search_for(depths, true, false, nodes, |s| {
             self.shown(s) && !self.landed_early(s)
         })
     }
@@ -332,17 +366,23 @@ impl<'a> Deeper<'a> {
 
     /// The complete (if `complete`) explanations of the fewest moves in `depths` that
     /// `fits` accepts, seen whole, among moves whose piece was read on its destination
-    /// or taken there by a piece read standing (see `search`).
+    /// or taken there by a piece read standing (see `search`), or, with `unread_victims`,
+    /// by one of the other side read there.
     fn search_for(
         &self,
         depths: std::ops::RangeInclusive<usize>,
         complete: bool,
+        unread_victims: bool,
         nodes: &mut usize,
         fits: impl Fn(&Sequence) -> bool,
     ) -> Option<Explanation> {
         let (start, codes) = (self.start, self.codes);
         let read = self.evidence.history.codes_read(self.evidence.start);
-        let mut placed = read;
+        let mut placed = if unread_victims {
+            with_unread_victims(&read)
+        } else {
+            read
+        };
         // A piece read standing there may have landed by taking one never read there
         // (Qe4+ Qxe4, the white queen taken before a scan read it): moves of the other
         // side to its square are tried too; for a pawn on the square it would take en

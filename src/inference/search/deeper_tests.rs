@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use shakmaty::{Bitboard, Chess, Position, Square};
+use shakmaty::{Bitboard, Chess, Color, Position, Role, Square};
 
-use super::deeper::{Deeper, codes_along, passes, stood_shown_in_order};
+use super::deeper::{Deeper, codes_along, passes, stood_shown_in_order, with_unread_victims};
 use super::tests::{NO_ORDER, after, after_moves, evidence, position};
 use super::{Evidence, Sequence, from_board};
-use crate::inference::codes::EMPTY;
+use crate::inference::codes::{EMPTY, piece_code};
 use crate::inference::history::History;
 
 /// 52... Kf6 53. b4 Kg6 at 220 ms scans: the king lifted, put down on f6 (read once as
@@ -138,4 +138,29 @@ fn a_move_passes_over_the_squares_on_its_way() {
     assert!(passes(rook_move, &codes, Square::A3, rook));
     assert!(!passes(rook_move, &codes, Square::B2, rook));
     assert!(!passes(rook_move, &codes, Square::A3, knight));
+}
+
+#[test]
+fn a_piece_read_where_it_may_have_taken_one_unread() {
+    let code = |role: Role, color: Color| piece_code(role.of(color));
+    let bit = |role: Role, color: Color| 1u16 << code(role, color);
+    let mut read = [0u16; 64];
+    read[Square::E3.to_usize()] = bit(Role::Bishop, Color::White);
+    read[Square::F6.to_usize()] = bit(Role::Pawn, Color::White);
+    read[Square::C3.to_usize()] = bit(Role::Pawn, Color::White) | bit(Role::Pawn, Color::Black);
+    let widened = with_unread_victims(&read);
+    let may_land =
+        |sq: Square, role: Role, color: Color| widened[sq.to_usize()] & bit(role, color) != 0;
+    // Any black piece may have landed on e3 and been taken there by the bishop read.
+    assert!(may_land(Square::E3, Role::Knight, Color::Black));
+    assert!(may_land(Square::E3, Role::Bishop, Color::White));
+    assert!(!may_land(Square::E3, Role::Knight, Color::White));
+    // A black pawn taken on f6 may as well have gone on to f5 and been taken en passant.
+    assert!(may_land(Square::F6, Role::Pawn, Color::Black));
+    assert!(may_land(Square::F5, Role::Pawn, Color::Black));
+    assert!(!may_land(Square::F5, Role::Pawn, Color::White));
+    // Where the pawn itself was read on its one step, that reading tells the step.
+    assert!(!may_land(Square::C4, Role::Pawn, Color::White));
+    // Squares where nothing was read stay empty.
+    assert_eq!(widened[Square::A1.to_usize()], 0);
 }
