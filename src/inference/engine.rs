@@ -531,7 +531,15 @@ impl Engine {
     /// before that landing are the previous moves', e.g. a piece touched and put back).
     pub(super) fn readings_from(&self) -> Duration {
         let start = self.anchor.saturating_sub(self.config.settle);
-        self.last_landed().map_or(start, |t| t.max(start))
+        let Some(last) = self.record.moves().last() else {
+            return start;
+        };
+        let mover = !self.record.position().turn();
+        landing(last.mv, mover)
+            .into_iter()
+            .filter_map(|sq| self.history.last_put_down(sq, self.config.settle))
+            .max()
+            .map_or(start, |t| t.max(start))
     }
 
     /// Whether the last recorded move's piece was last read on its square no later than

@@ -383,6 +383,24 @@ impl History {
             .map(|c| c.at)
     }
 
+    /// When `square` was last filled, a flicker aside: a piece read back within `scan`
+    /// of being read gone, with the code it read before, was misread (or touched)
+    /// there, not put down.
+    pub fn last_put_down(&self, square: Square, scan: Duration) -> Option<Duration> {
+        let mut changes = self.changes.iter().rev().filter(|c| c.square == square);
+        let mut fill = changes.find(|c| c.occupied)?;
+        while let Some(gone) = changes.next() {
+            if gone.occupied || gone.was != fill.code || fill.at > gone.at + scan {
+                break;
+            }
+            match changes.next() {
+                Some(before) if before.occupied && before.code == fill.code => fill = before,
+                _ => break,
+            }
+        }
+        Some(fill.at)
+    }
+
     /// The boards read before `now` (the board read last), newest first: each with the
     /// time of the changes that made it, as far back as the changes kept reach.
     pub fn boards_back(&self, now: Codes) -> impl Iterator<Item = (Duration, Codes)> + '_ {
@@ -577,6 +595,36 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    /// A piece read back a scan after it was read gone was not put down again; read back
+    /// later, or with another code, it was.
+    #[test]
+    fn a_flicker_is_no_piece_put_down() {
+        let (bishop, knight) = (3, 2);
+        let scan = ms(250);
+        let mut changes = vec![
+            (1_000, Square::E4, bishop, EMPTY),
+            (2_000, Square::E4, EMPTY, bishop),
+            (2_220, Square::E4, bishop, EMPTY),
+            (3_000, Square::E4, EMPTY, bishop),
+            (3_220, Square::E4, bishop, EMPTY),
+        ];
+        let put_down = |changes: &[(u64, Square, u8, u8)]| {
+            History::from_readings(changes).last_put_down(Square::E4, scan)
+        };
+        assert_eq!(put_down(&changes), Some(ms(1_000)));
+        changes.extend([
+            (4_000, Square::E4, EMPTY, bishop),
+            (4_500, Square::E4, bishop, EMPTY),
+        ]);
+        assert_eq!(put_down(&changes), Some(ms(4_500)));
+        changes.extend([
+            (5_000, Square::E4, EMPTY, bishop),
+            (5_220, Square::E4, knight, EMPTY),
+        ]);
+        assert_eq!(put_down(&changes), Some(ms(5_220)));
+        assert_eq!(put_down(&changes[..2]), Some(ms(1_000)));
     }
 
     /// The lookups from a time (which skip the changes before it) answer as a scan of
