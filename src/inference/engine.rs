@@ -529,6 +529,8 @@ impl Engine {
     /// the start of the evidence, or later, when the last recorded move's piece was last
     /// placed (a move the search recorded leaves the anchor where it was, and the readings
     /// before that landing are the previous moves', e.g. a piece touched and put back).
+    /// Read back within a scan of being read gone, it was not placed again: the readings
+    /// since it landed still tell of the moves after it (see `History::last_put_down`).
     pub(super) fn readings_from(&self) -> Duration {
         let start = self.anchor.saturating_sub(self.config.settle);
         let Some(last) = self.record.moves().last() else {
