@@ -530,17 +530,23 @@ impl History {
 /// then the rook), and the piece is one in the hand (the piece placed there). A piece
 /// read with a wrong code and then its own for a scan each stood two scans, as long as
 /// one read alike for both (Kf1 read as a knight first, then h6 and Ke1 within the next
-/// scans: not Ke1 h6).
+/// scans: not Ke1 h6). A piece read back within `least` of being read gone, with its
+/// code, began when it did before: it stood through a flicker, or was touched (Rd6 read
+/// for a scan, gone for one and back for one stood three scans: not a slide's step).
 fn began<'a>(changes: impl Iterator<Item = &'a Change> + Clone, least: Duration) -> Vec<Duration> {
     let in_hand =
         |square: Square, code: u8, at: Duration| in_hand(changes.clone(), square, code, at);
-    let mut last: [Option<&Change>; 64] = [None; 64];
+    // Each square's last change, and when the piece it read (if any) began to be read.
+    let mut last: [Option<(&Change, Duration)>; 64] = [None; 64];
+    // The piece each square read before it was last read gone (its code and when it
+    // began to be read), and when that was.
+    let mut gone: [Option<(u8, Duration, Duration)>; 64] = [None; 64];
     changes
         .clone()
         .map(|c| {
             let i = c.square.to_usize();
-            let began = match last[i] {
-                Some(p)
+            let began = match (last[i], gone[i]) {
+                (Some((p, _)), _)
                     if p.occupied
                         && c.occupied
                         && c.code != p.code
@@ -550,9 +556,21 @@ fn began<'a>(changes: impl Iterator<Item = &'a Change> + Clone, least: Duration)
                 {
                     p.at
                 }
+                // Read back within a scan of being read gone: a flicker, or the piece
+                // touched; it stood on.
+                (Some((p, _)), Some((code, began, at)))
+                    if !p.occupied && c.occupied && c.code == code && c.at < at + least =>
+                {
+                    began
+                }
                 _ => c.at,
             };
-            last[i] = Some(c);
+            if !c.occupied {
+                gone[i] = last[i]
+                    .filter(|(p, _)| p.occupied)
+                    .map(|(p, b)| (p.code, b, c.at));
+            }
+            last[i] = Some((c, began));
             began
         })
         .collect()
@@ -625,6 +643,26 @@ mod tests {
         ]);
         assert_eq!(put_down(&changes), Some(ms(5_220)));
         assert_eq!(put_down(&changes[..2]), Some(ms(1_000)));
+    }
+
+    /// A piece read for a scan, gone for a scan and back for a scan stood there three
+    /// scans; read back with another code, or later, it stood no longer than each read.
+    #[test]
+    fn a_piece_stands_through_a_flicker() {
+        let (rook, knight) = (4, 2);
+        let scan = ms(250);
+        let stays = |back: u64, code: u8| {
+            History::from_readings(&[
+                (1_000, Square::D6, rook, EMPTY),
+                (1_220, Square::D6, EMPTY, rook),
+                (back, Square::D6, code, EMPTY),
+                (back + 220, Square::D6, EMPTY, code),
+            ])
+            .stood_replaced(ms(0), scan)
+        };
+        assert_eq!(stays(1_440, rook), vec![(Square::D6, rook)]);
+        assert_eq!(stays(1_440, knight), vec![]);
+        assert_eq!(stays(1_500, rook), vec![]);
     }
 
     /// The lookups from a time (which skip the changes before it) answer as a scan of
