@@ -383,6 +383,17 @@ impl History {
             .map(|c| c.at)
     }
 
+    /// When `square` was last read filling or emptying, if among the changes kept: a
+    /// code read anew on a piece standing there (a wrong code corrected) is no change
+    /// of what stands there.
+    pub fn last_filled_or_left(&self, square: Square) -> Option<Duration> {
+        self.changes
+            .iter()
+            .rev()
+            .find(|c| c.square == square && c.occupied == (c.was == EMPTY))
+            .map(|c| c.at)
+    }
+
     /// When `square` was last filled, a flicker aside: a piece read back within `scan`
     /// of being read gone, with the code it read before, was misread (or touched)
     /// there, not put down.
@@ -643,6 +654,25 @@ mod tests {
         ]);
         assert_eq!(put_down(&changes), Some(ms(5_220)));
         assert_eq!(put_down(&changes[..2]), Some(ms(1_000)));
+    }
+
+    /// A piece's code read anew where it stands (a wrong code corrected) is no filling:
+    /// the square last filled when it was read occupied after empty.
+    #[test]
+    fn a_code_corrected_is_no_filling() {
+        let (pawn, queen) = (1, 5);
+        let h = History::from_readings(&[
+            (1_000, Square::E8, pawn, EMPTY),
+            (1_220, Square::E8, queen, pawn),
+        ]);
+        assert_eq!(h.last_filled_or_left(Square::E8), Some(ms(1_000)));
+        assert_eq!(h.last_change(Square::E8, Duration::MAX), Some(ms(1_220)));
+        let h = History::from_readings(&[
+            (1_000, Square::E8, queen, EMPTY),
+            (2_000, Square::E8, EMPTY, queen),
+        ]);
+        assert_eq!(h.last_filled_or_left(Square::E8), Some(ms(2_000)));
+        assert_eq!(h.last_filled_or_left(Square::E7), None);
     }
 
     /// A piece read for a scan, gone for a scan and back for a scan stood there three

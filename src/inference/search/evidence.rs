@@ -78,9 +78,11 @@ pub(super) fn sliders_across(pos: &Chess, mv: Move, square: Square) -> Bitboard 
 }
 
 impl Search<'_> {
-    /// The destination of `mv`, a move to an empty square, when it was last read changing
-    /// more than a scan before its piece was first read leaving its square: that change
-    /// was another move's (a pawn leaving e5 before Nf3-e5), no sign of this one landing.
+    /// The destination of `mv`, a move to an empty square, when it was last read filling
+    /// or emptying more than a scan before its piece was first read leaving its square:
+    /// that change was another move's (a pawn leaving e5 before Nf3-e5), no sign of this
+    /// one landing. A code read anew there since is no landing either (Qe8 read as a
+    /// pawn first, its own code a scan later, both before the queen left e7: no Qe7-e8).
     /// Only on readings without a gap since the evidence's start: what a fresh read
     /// shows changed while nothing was read, in any order.
     pub(super) fn changed_only_before_leaving(&self, mv: Move) -> Option<Square> {
@@ -98,7 +100,7 @@ impl Search<'_> {
         };
         let history = self.evidence.history;
         let left = history.left(from, self.evidence.start)?;
-        let changed = history.last_change(to, Duration::MAX)?;
+        let changed = history.last_filled_or_left(to)?;
         (changed + self.evidence.scan < left).then_some(to)
     }
 
