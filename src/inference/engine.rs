@@ -529,19 +529,29 @@ impl Engine {
     /// the start of the evidence, or later, when the last recorded move's piece was last
     /// placed (a move the search recorded leaves the anchor where it was, and the readings
     /// before that landing are the previous moves', e.g. a piece touched and put back).
-    /// Read back within a scan of being read gone, it was not placed again: the readings
-    /// since it landed still tell of the moves after it (see `History::last_put_down`).
+    /// On a board that reads pieces, one read back within a scan of being read gone was
+    /// not placed again: the readings since it landed still tell of the moves after it
+    /// (see `History::last_put_down`). On an occupancy-only board that may be a capture
+    /// (the piece taken, the one taking it put down).
     pub(super) fn readings_from(&self) -> Duration {
         let start = self.anchor.saturating_sub(self.config.settle);
-        let Some(last) = self.record.moves().last() else {
-            return start;
+        let landed = if self.config.occupancy_only {
+            self.last_landed()
+        } else {
+            self.last_put_down()
         };
+        landed.map_or(start, |t| t.max(start))
+    }
+
+    /// When the last recorded move's piece was last put down where it went, a flicker
+    /// aside (see `History::last_put_down`).
+    fn last_put_down(&self) -> Option<Duration> {
+        let last = self.record.moves().last()?;
         let mover = !self.record.position().turn();
         landing(last.mv, mover)
             .into_iter()
             .filter_map(|sq| self.history.last_put_down(sq, self.config.settle))
             .max()
-            .map_or(start, |t| t.max(start))
     }
 
     /// Whether the last recorded move's piece was last read on its square no later than
