@@ -538,20 +538,9 @@ impl Engine {
         let landed = if self.config.occupancy_only {
             self.last_landed()
         } else {
-            self.last_put_down()
+            self.last_landed_by(|sq| self.history.last_put_down(sq, self.config.settle))
         };
         landed.map_or(start, |t| t.max(start))
-    }
-
-    /// When the last recorded move's piece was last put down where it went, a flicker
-    /// aside (see `History::last_put_down`).
-    fn last_put_down(&self) -> Option<Duration> {
-        let last = self.record.moves().last()?;
-        let mover = !self.record.position().turn();
-        landing(last.mv, mover)
-            .into_iter()
-            .filter_map(|sq| self.history.last_put_down(sq, self.config.settle))
-            .max()
     }
 
     /// Whether the last recorded move's piece was last read on its square no later than
@@ -570,12 +559,15 @@ impl Engine {
 
     /// When the last recorded move's piece was last read placed where it went.
     fn last_landed(&self) -> Option<Duration> {
+        self.last_landed_by(|sq| self.history.last_filled(sq))
+    }
+
+    /// The latest of `placed` (when a square was read filled) over the squares the last
+    /// recorded move puts its pieces on.
+    fn last_landed_by(&self, placed: impl Fn(Square) -> Option<Duration>) -> Option<Duration> {
         let last = self.record.moves().last()?;
         let mover = !self.record.position().turn();
-        landing(last.mv, mover)
-            .into_iter()
-            .filter_map(|sq| self.history.last_filled(sq))
-            .max()
+        landing(last.mv, mover).into_iter().filter_map(placed).max()
     }
 
     /// Whether the board read a piece of the side to move standing (longer than a wrong

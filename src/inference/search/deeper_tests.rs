@@ -140,6 +140,8 @@ fn a_move_passes_over_the_squares_on_its_way() {
     assert!(!passes(rook_move, &codes, Square::A3, knight));
 }
 
+/// Where the board read a piece, one of the other side may have landed and been taken
+/// before a scan read it; a pawn so on its one step, or on its two taken en passant.
 #[test]
 fn a_piece_read_where_it_may_have_taken_one_unread() {
     let code = |role: Role, color: Color| piece_code(role.of(color));
