@@ -8,6 +8,7 @@ use shakmaty::{Chess, Color, Move, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
+use super::moves::two_steps_beside;
 use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, READ_PLIES, Sequence};
 use crate::inference::codes::{Codes, code_piece, move_effect, piece_code};
 use crate::inference::history::History;
@@ -99,15 +100,16 @@ pub(super) fn with_unread_victims(read: &[u16; 64]) -> [u16; 64] {
     };
     let mut widened = *read;
     for color in Color::ALL {
+        let (own, other) = (side(color), side(!color));
         let pawn = 1 << piece_code(Role::Pawn.of(color));
         for square in Square::ALL {
-            if read[square.to_usize()] & side(!color) == 0 {
+            if read[square.to_usize()] & other == 0 {
                 continue;
             }
-            widened[square.to_usize()] |= side(color);
+            widened[square.to_usize()] |= own;
             if read[square.to_usize()] & pawn == 0
                 && square.rank() == color.relative_rank(Rank::Third)
-                && let Some(two) = square.offset(color.fold_wb(8, -8))
+                && let Some(two) = two_steps_beside(square)
             {
                 widened[two.to_usize()] |= pawn;
             }
@@ -399,7 +401,7 @@ impl<'a> Deeper<'a> {
             if piece.role == Role::Pawn
                 && square.rank() == piece.color.relative_rank(Rank::Sixth)
                 && read[square.to_usize()] & pawn == 0
-                && let Some(pushed) = square.offset(piece.color.fold_wb(-8, 8))
+                && let Some(pushed) = two_steps_beside(square)
             {
                 placed[pushed.to_usize()] |= pawn;
             }

@@ -9,7 +9,7 @@ use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, Position, Rank, Role,
 use super::dfs::Search;
 use super::moves::{
     capture_square, landing_elsewhere, moved_elsewhere, one_step_twin, start_push,
-    taken_like_its_twin,
+    taken_like_its_twin, two_steps_beside,
 };
 use super::{IN_PROGRESS_SQUARES, Step};
 use crate::inference::codes::{
@@ -655,13 +655,9 @@ impl Search<'_> {
             // piece of its side with a wrong code, then none before the next scan: a piece
             // was put there and taken (f5 read as a rook, then exf6 en passant), which the
             // one step leaves unexplained, while two steps also slide across its square.
-            let beyond = (start_push(step.mv) == Some(1)).then(|| {
-                let rank = match square.rank() {
-                    Rank::Third => Rank::Fourth,
-                    _ => Rank::Fifth,
-                };
-                Square::from_coords(square.file(), rank)
-            });
+            let beyond = (start_push(step.mv) == Some(1))
+                .then(|| two_steps_beside(square))
+                .flatten();
             let read = history.read(square, step.code, start, landed)
                 && beyond.is_none_or(|sq| !history.misread(sq, step.code, (start, landed), scan));
             // Whether it stood there is asked only of a pawn read there.

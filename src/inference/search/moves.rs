@@ -106,6 +106,16 @@ pub(crate) fn taken_like_its_twin(step: Move, capture: Move) -> bool {
             && capture_square(capture) == Some(step.to()))
 }
 
+/// The square a pawn's two steps from its start rank end on, beside `one_step`, the
+/// square its one step ends on (third or sixth rank); `None` on other ranks.
+pub(super) fn two_steps_beside(one_step: Square) -> Option<Square> {
+    match one_step.rank() {
+        Rank::Third => one_step.offset(8),
+        Rank::Sixth => one_step.offset(-8),
+        _ => None,
+    }
+}
+
 /// How many squares (one or two) `mv` pushes a pawn from its start rank, if it does (a
 /// step from the second or seventh rank onto the last is a promotion, not one).
 pub(super) fn start_push(mv: Move) -> Option<u32> {
