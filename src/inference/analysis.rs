@@ -426,7 +426,7 @@ impl Engine {
         } else {
             self.config.max_search_plies
         };
-        if occupancy && self.carried(rounds, false) {
+        if occupancy && self.carried(rounds, false, false) {
             return true;
         }
         let mut correction = false;
@@ -590,7 +590,9 @@ impl Engine {
                 complete: false,
                 ordered: false,
                 ..
-            } if !occupancy && self.ambiguity.is_some() && self.carried(rounds, true) => true,
+            } if !occupancy && self.ambiguity.is_some() && self.carried(rounds, true, false) => {
+                true
+            }
             Explanation::Nothing if occupancy && self.recaptured(rounds) => true,
             Explanation::Nothing => {
                 self.unexplained = Some(key);
@@ -890,8 +892,9 @@ impl Engine {
     /// and then castled and moved on past the search's depth: Ba4 Nf6 O-O Be7 Re1.)
     /// False when no sequence explains the board (none open, or a board part-way).
     /// With `whole`, any open ambiguity is carried, but only by extensions that show the
-    /// board whole, every one of them found.
-    fn carried(&mut self, rounds: usize, whole: bool) -> bool {
+    /// board whole, every one of them found. With `held`, the board was read unchanged
+    /// for the hold window: a piece in the hand was put down (see `extend`).
+    pub(super) fn carried(&mut self, rounds: usize, whole: bool, held: bool) -> bool {
         let Some(open) = self
             .ambiguity
             .clone()
@@ -917,6 +920,7 @@ impl Engine {
                 self.config.occupancy_only,
                 hypothesis,
                 extra,
+                held,
             );
             exhaustive &= all;
             if (open.unread_tail || whole) && !all {
@@ -987,7 +991,7 @@ impl Engine {
                 || self
                     .evidence_from(shown.saturating_sub(self.config.settle))
                     .continuous())
-            && self.carried(rounds, false)
+            && self.carried(rounds, false, false)
     }
 
     /// Whether `moves`, legal one after the other from `from`, end on the observed board

@@ -1,12 +1,14 @@
 //! A piece read in the hand far longer than anyone holds one was put down. On an
 //! occupancy-only board it is the one capture it can make, swapped within a scan (the
-//! last move of a game has no reply to decide it); on a board read after lost updates,
-//! the moves made while nothing was read took it off.
+//! last move of a game has no reply to decide it), also past the sequences of an open
+//! ambiguity; on a board read after lost updates, the moves made while nothing was
+//! read took it off.
 
 use std::time::Duration;
 
 use shakmaty::{Bitboard, Color, Move, Role};
 
+use super::analysis::MAX_RECORDED_ROUNDS;
 use super::candidates::{Candidate, Match, Origin};
 use super::codes::EMPTY;
 use super::engine::{Ambiguity, Engine, closed};
@@ -17,23 +19,29 @@ impl Engine {
     /// along) and analysed (reported pending), is judged: a piece held this long was put
     /// down. On an occupancy-only board (a piece of the side to move; not after lost
     /// updates, which the search decides), on a square whose occupancy did not change,
-    /// so it captured. On a board that reads pieces, only after lost updates (see
-    /// `judge_lost`). Not while the link is down (nothing is read), with an ambiguity or
-    /// unconfirmed moves open (the search and the arbiter decide those), nor once
-    /// judged.
+    /// so it captured; so too with a binding ambiguity open, past its sequences (any
+    /// board then: they may leave a piece in the hand). On a board that reads pieces,
+    /// only after lost updates (see `judge_lost`). Not while the link is down (nothing
+    /// is read), with another ambiguity or unconfirmed moves open (the search and the
+    /// arbiter decide those), nor once judged.
     pub(super) fn hold_deadline(&self) -> Option<Duration> {
-        let lifted = self
-            .diff
-            .single_square()
-            .is_some_and(|sq| self.observed[sq.to_usize()] == EMPTY);
-        (self.config.occupancy_only != self.lost_updates
-            && lifted
+        let occupancy = self.config.occupancy_only;
+        let judged = match &self.ambiguity {
+            Some(open) => occupancy && !self.lost_updates && open.binding,
+            None => {
+                occupancy != self.lost_updates
+                    && self
+                        .diff
+                        .single_square()
+                        .is_some_and(|sq| self.observed[sq.to_usize()] == EMPTY)
+            }
+        };
+        (judged
             && self.analysed
             && !self.hold_judged
             && !self.link_down
             && self.tentative.is_none()
             && !self.turn_open
-            && self.ambiguity.is_none()
             && self.unconfirmed.is_none()
             && !closed(self.record.status()))
         .then(|| self.held_since + self.config.hold)
@@ -43,6 +51,8 @@ impl Engine {
     /// capture it makes when it can make only one; several (a promotion taken as a
     /// queen, as everywhere on such boards) are reported as ambiguous, binding nothing
     /// (the piece may yet land elsewhere), for the moves that follow or the arbiter.
+    /// With an ambiguity open, its sequences are carried on with the piece put down
+    /// (see `Engine::carried`).
     pub(super) fn judge_hold(&mut self, now: Duration) {
         if self.hold_deadline().is_none_or(|at| now < at) {
             return;
@@ -50,6 +60,10 @@ impl Engine {
         self.hold_judged = true;
         if self.lost_updates {
             self.judge_lost();
+            return;
+        }
+        if self.ambiguity.is_some() {
+            self.carried(MAX_RECORDED_ROUNDS, false, true);
             return;
         }
         let capture = |c: &Candidate| c.origin == Origin::Current && c.mv.is_capture();

@@ -590,8 +590,10 @@ pub(crate) fn explain_to_move(
 /// at most `extra` moves, the fewest that do, preferred as by `choose`.
 /// On an occupancy-only board, when each of the fewest leaves a move in progress begun
 /// before its last move was read landing, the complete ones one move longer come
-/// next to them, as `explain` reports them (`choose_between`). Also whether they are
-/// every such explanation (the search was not cut).
+/// next to them, as `explain` reports them (`choose_between`). With `held` (the board
+/// read unchanged for the hold window), a move in progress is a piece put down: the
+/// complete ones one move longer are kept aside (`Extensions::put_down`). Also whether
+/// they are every such explanation (the search was not cut).
 pub(crate) fn extend(
     start: &Chess,
     target: &Codes,
@@ -599,12 +601,14 @@ pub(crate) fn extend(
     occupancy_only: bool,
     hypothesis: &[Move],
     extra: usize,
+    held: bool,
 ) -> (Extensions, bool) {
     let codes = from_board(start.board(), occupancy_only);
     let mut nodes = 0;
     let deepest = hypothesis.len() + extra;
     let line = played_along(start, &codes, hypothesis, occupancy_only);
     let mut strained: Vec<Sequence> = Vec::new();
+    let mut in_hand: Vec<Sequence> = Vec::new();
     for plies in hypothesis.len().max(1)..=deepest {
         let mut found = Vec::new();
         let mut path = Vec::with_capacity(plies);
@@ -615,6 +619,9 @@ pub(crate) fn extend(
         };
         search.dfs(start, &codes, plies, &mut path);
         if nodes >= MAX_NODES {
+            if !in_hand.is_empty() {
+                return Extensions::preferred(in_hand, Vec::new());
+            }
             return (Extensions::default(), false);
         }
         if occupancy_only {
@@ -624,13 +631,27 @@ pub(crate) fn extend(
             found.retain(|s| s.complete);
             return Extensions::preferred(strained, found);
         }
-        if occupancy_only
-            && plies < deepest
-            && !found.is_empty()
-            && found.iter().all(|s| !s.complete && !s.settled)
-        {
-            strained = found;
-            continue;
+        if !in_hand.is_empty() {
+            found.retain(|s| s.complete);
+            prefer(&mut found);
+            let exhaustive = found.len() < MAX_COUNTED;
+            let (extensions, all) = Extensions::preferred(in_hand, Vec::new());
+            let put_down = Extensions {
+                put_down: found,
+                ..extensions
+            };
+            return (put_down, all && exhaustive);
+        }
+        let in_progress = !found.is_empty() && found.iter().all(|s| !s.complete);
+        if occupancy_only && plies < deepest && in_progress {
+            if held {
+                in_hand = found;
+                continue;
+            }
+            if found.iter().all(|s| !s.settled) {
+                strained = found;
+                continue;
+            }
         }
         if !found.is_empty() {
             return Extensions::preferred(found, Vec::new());
@@ -645,6 +666,9 @@ pub(crate) fn extend(
 pub(crate) struct Extensions {
     shallow: Vec<Sequence>,
     deeper: Vec<Sequence>,
+    /// With the board read unchanged for the hold window, the complete ones one move
+    /// longer than those of `shallow` that leave a piece in the hand (see `extend`).
+    put_down: Vec<Sequence>,
 }
 
 impl Extensions {
@@ -654,7 +678,15 @@ impl Extensions {
         let exhaustive = shallow.len() < MAX_COUNTED && deeper.len() < MAX_COUNTED;
         prefer(&mut shallow);
         prefer(&mut deeper);
-        (Self { shallow, deeper }, exhaustive)
+        let put_down = Vec::new();
+        (
+            Self {
+                shallow,
+                deeper,
+                put_down,
+            },
+            exhaustive,
+        )
     }
 
     /// Adds those of `other` whose moves (and whether a move in progress was read under
@@ -663,6 +695,8 @@ impl Extensions {
         let kept = |s: &Sequence| keep(&s.moves, s.tail_read);
         self.shallow.extend(other.shallow.into_iter().filter(kept));
         self.deeper.extend(other.deeper.into_iter().filter(kept));
+        self.put_down
+            .extend(other.put_down.into_iter().filter(kept));
     }
 
     /// Their moves, each once (hypotheses of different lengths grow into the same
@@ -675,20 +709,32 @@ impl Extensions {
     /// and filled again) another leaves as noise. (A move in progress leaves a board
     /// that fits a quiet move the reply's landing seems to show; the order of the
     /// lifts, over the many moves a carried ambiguity grows, tells them apart no
-    /// better than chance.) On an occupancy-only board, a promotion to another piece
-    /// gives way to its twin making a queen from another hypothesis too (see
-    /// `queens_promoted`).
+    /// better than chance.) Pieces held in the hand for the hold window were put down:
+    /// when one hypothesis or more grow one move longer to show the board at rest (a
+    /// capture, swapped within a scan or read), those sequences replace every one that
+    /// leaves a piece in the hand, all of them kept (the hypotheses count the captures
+    /// before it each their own way). On an occupancy-only board, a promotion to
+    /// another piece gives way to its twin making a queen from another hypothesis too
+    /// (see `queens_promoted`).
     pub(crate) fn into_moves(self, occupancy_only: bool) -> Vec<Vec<Move>> {
         let Self {
             mut shallow,
             mut deeper,
+            put_down,
         } = self;
+        let held = !put_down.is_empty();
+        if held {
+            shallow.retain(|s| s.complete);
+            deeper.retain(|s| s.complete);
+            shallow.extend(put_down);
+        }
         if occupancy_only {
             queens_promoted(&mut shallow);
             queens_promoted(&mut deeper);
         }
         let all = || shallow.iter().chain(&deeper);
-        if all().all(|s| s.complete)
+        if !held
+            && all().all(|s| s.complete)
             && let Some(least) = all().map(|s| s.unseen).min()
         {
             shallow.retain(|s| s.unseen == least);

@@ -482,6 +482,7 @@ fn a_carried_ambiguity_keeps_the_extensions_the_board_shows_best_once_at_rest() 
         Extensions {
             shallow: vec![one, two],
             deeper: Vec::new(),
+            put_down: Vec::new(),
         }
     };
     let kept: Vec<Vec<String>> = (extensions(false).into_moves(true).iter())
@@ -490,6 +491,42 @@ fn a_carried_ambiguity_keeps_the_extensions_the_board_shows_best_once_at_rest() 
     assert_eq!(kept, [["e2e4", "d7d5", "e4d5"]]);
     // With a move in progress in either, the board is not at rest: both stay open.
     assert_eq!(extensions(true).into_moves(true).len(), 2);
+}
+
+#[test]
+fn pieces_held_for_the_hold_window_give_way_to_those_put_down() {
+    // Three hypotheses with a piece in the hand (after e4 d5: exd5, Nc3 and Nf3, each
+    // with a black piece lifted). Held for the hold window, it was put down: exd5 grows
+    // by Qxd5 (swapped within a scan, one capture more unseen), Nf3 by dxe4 (its capture
+    // read), Nc3 by nothing. Those put down replace every sequence with a piece in the
+    // hand, and both are kept: each hypothesis counts the captures before the last its
+    // own way.
+    let in_hand = |ucis: &[&str]| Sequence {
+        complete: false,
+        ..guessing(ucis, 1)
+    };
+    let extensions = Extensions {
+        shallow: vec![
+            in_hand(&["e2e4", "d7d5", "e4d5"]),
+            in_hand(&["e2e4", "d7d5", "b1c3"]),
+            in_hand(&["e2e4", "d7d5", "g1f3"]),
+        ],
+        deeper: Vec::new(),
+        put_down: vec![
+            guessing(&["e2e4", "d7d5", "e4d5", "d8d5"], 2),
+            guessing(&["e2e4", "d7d5", "g1f3", "d5e4"], 1),
+        ],
+    };
+    let kept: Vec<Vec<String>> = (extensions.into_moves(true).iter())
+        .map(|m| ucis(m))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ["e2e4", "d7d5", "e4d5", "d8d5"],
+            ["e2e4", "d7d5", "g1f3", "d5e4"]
+        ]
+    );
 }
 
 #[test]
@@ -522,6 +559,7 @@ fn a_sequence_two_hypotheses_grow_into_is_one_extension() {
             guessing(&["e2e4", "d7d5", "e4d5"], 1),
         ],
         deeper: vec![guessing(&["e2e4", "d7d5", "e4d5"], 1)],
+        put_down: Vec::new(),
     };
     assert_eq!(extensions.into_moves(true).len(), 1);
 }
