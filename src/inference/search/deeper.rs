@@ -90,8 +90,9 @@ fn shows(
 /// The codes read on each square (`read`, a bit per code), with every piece of the
 /// other side than one read there: a piece may land where it is taken before a scan
 /// reads it, and the board then reads only the piece that took it (Nge3+ Bxe3, the
-/// knight never read on e3). A pawn that may have landed so on its one step may as well
-/// have gone two and been taken en passant (f6 exf6 as much as f5 exf6).
+/// knight never read on e3). A pawn that may have landed so on its one step, where a
+/// pawn was read, may as well have gone two and been taken en passant (f6 exf6 as much
+/// as f5 exf6): only a pawn takes so.
 pub(super) fn with_unread_victims(read: &[u16; 64]) -> [u16; 64] {
     let side = |color: Color| {
         Role::ALL
@@ -102,12 +103,14 @@ pub(super) fn with_unread_victims(read: &[u16; 64]) -> [u16; 64] {
     for color in Color::ALL {
         let (own, other) = (side(color), side(!color));
         let pawn = 1 << piece_code(Role::Pawn.of(color));
+        let taker = 1 << piece_code(Role::Pawn.of(!color));
         for square in Square::ALL {
             if read[square.to_usize()] & other == 0 {
                 continue;
             }
             widened[square.to_usize()] |= own;
             if read[square.to_usize()] & pawn == 0
+                && read[square.to_usize()] & taker != 0
                 && square.rank() == color.relative_rank(Rank::Third)
                 && let Some(two) = two_steps_beside(square)
             {

@@ -149,6 +149,7 @@ fn a_piece_read_where_it_may_have_taken_one_unread() {
     let mut read = [0u16; 64];
     read[Square::E3.to_usize()] = bit(Role::Bishop, Color::White);
     read[Square::F6.to_usize()] = bit(Role::Pawn, Color::White);
+    read[Square::D6.to_usize()] = bit(Role::Bishop, Color::White);
     read[Square::C3.to_usize()] = bit(Role::Pawn, Color::White) | bit(Role::Pawn, Color::Black);
     let widened = with_unread_victims(&read);
     let may_land =
@@ -161,6 +162,9 @@ fn a_piece_read_where_it_may_have_taken_one_unread() {
     assert!(may_land(Square::F6, Role::Pawn, Color::Black));
     assert!(may_land(Square::F5, Role::Pawn, Color::Black));
     assert!(!may_land(Square::F5, Role::Pawn, Color::White));
+    // Not where a piece took it: only a pawn takes en passant.
+    assert!(may_land(Square::D6, Role::Pawn, Color::Black));
+    assert!(!may_land(Square::D5, Role::Pawn, Color::Black));
     // Where the pawn itself was read on its one step, that reading tells the step.
     assert!(!may_land(Square::C4, Role::Pawn, Color::White));
     // Squares where nothing was read stay empty.
