@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Chess, Color, Move, Position, Rank, Role, Square, attacks};
+use shakmaty::{Chess, Move, Piece, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
@@ -87,38 +87,41 @@ fn shows(
     pieces.all(|(square, code)| stands(&positions, square, code))
 }
 
-/// The codes read on each square (`read`, a bit per code), with every piece of the
-/// other side than one read there: a piece may land where it is taken before a scan
-/// reads it, and the board then reads only the piece that took it (Nge3+ Bxe3, the
-/// knight never read on e3). A pawn that may have landed so on its one step, where a
-/// pawn was read, may as well have gone two and been taken en passant (f6 exf6 as much
-/// as f5 exf6): only a pawn takes so.
+/// The codes read on each square (`read`, a bit per code), with every piece a piece
+/// read there may have taken there (see `may_have_taken`): a piece may land where it is
+/// taken before a scan reads it, and the board then reads only the piece that took it
+/// (Nge3+ Bxe3, the knight never read on e3; f6 exf6 as much as f5 exf6).
 pub(super) fn with_unread_victims(read: &[u16; 64]) -> [u16; 64] {
-    let side = |color: Color| {
-        Role::ALL
-            .into_iter()
-            .fold(0u16, |bits, role| bits | 1 << piece_code(role.of(color)))
-    };
     let mut widened = *read;
-    for color in Color::ALL {
-        let (own, other) = (side(color), side(!color));
-        let pawn = 1 << piece_code(Role::Pawn.of(color));
-        let taker = 1 << piece_code(Role::Pawn.of(!color));
-        for square in Square::ALL {
-            if read[square.to_usize()] & other == 0 {
-                continue;
-            }
-            widened[square.to_usize()] |= own;
-            if read[square.to_usize()] & pawn == 0
-                && read[square.to_usize()] & taker != 0
-                && square.rank() == color.relative_rank(Rank::Third)
-                && let Some(two) = two_steps_beside(square)
-            {
-                widened[two.to_usize()] |= pawn;
+    for square in Square::ALL {
+        let bits = read[square.to_usize()];
+        for code in (0..16u8).filter(|&code| bits & 1 << code != 0) {
+            if let Some(taker) = code_piece(code) {
+                may_have_taken(&mut widened, read, square, taker);
             }
         }
     }
     widened
+}
+
+/// Marks in `placed` (a bit per code on each square) the pieces `taker`, read on `square`,
+/// may have taken there before a scan read them: any piece of the other side; for a
+/// pawn on the square it would take en passant to, where no pawn of the other side was
+/// read (`read`), also that side's pawn on the two steps beside it (b4 axb3 as much as
+/// b3 axb3): only a pawn takes en passant.
+fn may_have_taken(placed: &mut [u16; 64], read: &[u16; 64], square: Square, taker: Piece) {
+    let victims = !taker.color;
+    for role in Role::ALL {
+        placed[square.to_usize()] |= 1 << piece_code(role.of(victims));
+    }
+    let pawn = 1 << piece_code(Role::Pawn.of(victims));
+    if taker.role == Role::Pawn
+        && square.rank() == taker.color.relative_rank(Rank::Sixth)
+        && read[square.to_usize()] & pawn == 0
+        && let Some(pushed) = two_steps_beside(square)
+    {
+        placed[pushed.to_usize()] |= pawn;
+    }
 }
 
 /// Whether a piece of `code` stands on `square` in one of `positions`.
@@ -390,23 +393,10 @@ impl<'a> Deeper<'a> {
         };
         // A piece read standing there may have landed by taking one never read there
         // (Qe4+ Qxe4, the white queen taken before a scan read it): moves of the other
-        // side to its square are tried too; for a pawn on the square it would take en
-        // passant to, where no pawn of the other side was read, the two steps beside it
-        // as well (b4 axb3 as much as b3 axb3).
+        // side to its square are tried too.
         for &(square, code) in &self.stood {
-            let Some(piece) = code_piece(code) else {
-                continue;
-            };
-            for role in Role::ALL {
-                placed[square.to_usize()] |= 1 << piece_code(role.of(!piece.color));
-            }
-            let pawn = 1 << piece_code(Role::Pawn.of(!piece.color));
-            if piece.role == Role::Pawn
-                && square.rank() == piece.color.relative_rank(Rank::Sixth)
-                && read[square.to_usize()] & pawn == 0
-                && let Some(pushed) = two_steps_beside(square)
-            {
-                placed[pushed.to_usize()] |= pawn;
+            if let Some(taker) = code_piece(code) {
+                may_have_taken(&mut placed, &read, square, taker);
             }
         }
         for plies in depths {
