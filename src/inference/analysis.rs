@@ -933,12 +933,11 @@ impl Engine {
                 (!open.unread_tail || beyond(s, read)) && shown(s)
             });
         }
-        if held && !extensions.put_down() {
-            // No piece in the hand that a move more puts down: as analysed (and
-            // reported) when the board came to rest.
+        let survivors = extensions.into_moves(self.config.occupancy_only);
+        if held && survivors == open.sequences {
+            // Nothing put down: the ambiguity stands as reported.
             return false;
         }
-        let survivors = extensions.into_moves(self.config.occupancy_only);
         let Some(first) = survivors.first().cloned() else {
             return false;
         };

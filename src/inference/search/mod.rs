@@ -699,12 +699,6 @@ impl Extensions {
             .extend(other.put_down.into_iter().filter(kept));
     }
 
-    /// Whether a hypothesis with a piece in the hand grows a move longer to show the
-    /// board at rest, once held for the hold window (see `extend`).
-    pub(crate) fn put_down(&self) -> bool {
-        !self.put_down.is_empty()
-    }
-
     /// Their moves, each once (hypotheses of different lengths grow into the same
     /// sequence: counted twice, they would fill the cap on what is collected). When
     /// every one shows the board at rest (complete), only those the board shows best
