@@ -391,12 +391,35 @@ impl Engine {
         // also the queen's move from b3 to a3 in place of the last move, the rook it made
         // not yet put back).
         let corrections = partial.iter().all(|&i| is_correction(i));
-        if !partial.is_empty() && !lifted && corrections && self.reached_whole() {
+        if !partial.is_empty()
+            && !lifted
+            && corrections
+            && (self.reached_whole() || self.continued())
+        {
             return false;
         }
         let candidates = self.candidates.pending(&partial, self.record.position());
         self.events.push_back(Event::Pending { candidates });
         true
+    }
+
+    /// On an occupancy-only board, whether moves from the recorded position explain the
+    /// board one way, if with a move in progress after them (Rxe1 swapped within a scan,
+    /// then the queen lifted from e3 for Qxe1#: not the queen taking on g1 in place of
+    /// Re1+, the rook on e1 not yet put back on e2).
+    fn continued(&self) -> bool {
+        if !self.config.occupancy_only {
+            return false;
+        }
+        let found = explain(
+            self.record.position(),
+            &self.observed,
+            self.evidence(),
+            true,
+            self.config.max_search_plies + 2,
+            None,
+        );
+        matches!(found, Explanation::Found { .. })
     }
 
     /// Moves made faster than the settle window or while updates were lost: the moves
