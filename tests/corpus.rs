@@ -150,7 +150,9 @@ impl Variant {
             // the board is at rest, the extensions it shows best; a promotion in a
             // searched sequence is a queen; a sequence two hypotheses grow into counts
             // once: 967, 959, 963: 950 -> 959. A piece held for the hold window past
-            // the sequences of an open ambiguity was put down: 969, 961, 966: 959 -> 961.
+            // the sequences of an open ambiguity was put down: 969, 961, 966; a board
+            // part-way only to a correction is not pending when moves since explain it
+            // one way: 970, 961, 966: 959 -> 961.
             Variant::Occupancy => 961,
             // Every human delay two thirds as long: rounds 0-8 pass 98.8 % to 99.6 %
             // (round 0: 1531 of 1548 when added, 1532 since), about one game in 1,700
