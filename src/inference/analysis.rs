@@ -411,15 +411,7 @@ impl Engine {
         if !self.config.occupancy_only {
             return false;
         }
-        let found = explain(
-            self.record.position(),
-            &self.observed,
-            self.evidence(),
-            true,
-            self.config.max_search_plies + 2,
-            None,
-        );
-        matches!(found, Explanation::Found { .. })
+        matches!(self.searched_on_occupancy(), Explanation::Found { .. })
     }
 
     /// Moves made faster than the settle window or while updates were lost: the moves

@@ -514,15 +514,20 @@ impl Engine {
                     .move_at(i)
                     .is_some_and(|(_, origin)| origin != Origin::Correction)
             });
-        partial
-            || explain(
-                self.record.position(),
-                &self.observed,
-                self.evidence(),
-                true,
-                self.config.max_search_plies + 2,
-                None,
-            ) != Explanation::Nothing
+        partial || self.searched_on_occupancy() != Explanation::Nothing
+    }
+
+    /// On an occupancy-only board, what the search from the recorded position finds, to
+    /// the depth `explained` searches there.
+    pub(super) fn searched_on_occupancy(&self) -> Explanation {
+        explain(
+            self.record.position(),
+            &self.observed,
+            self.evidence(),
+            true,
+            self.config.max_search_plies + 2,
+            None,
+        )
     }
 
     /// From when the pieces read standing tell of the moves after the recorded position:
