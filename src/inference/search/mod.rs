@@ -632,9 +632,11 @@ pub(crate) fn extend(
             return Extensions::preferred(strained, found);
         }
         if !in_hand.is_empty() {
+            // Counted before the moves in progress are dropped: at the cap, complete ones
+            // the search did not collect may be missing.
+            let exhaustive = found.len() < MAX_COUNTED;
             found.retain(|s| s.complete);
             prefer(&mut found);
-            let exhaustive = found.len() < MAX_COUNTED;
             let (extensions, all) = Extensions::preferred(in_hand, Vec::new());
             let put_down = Extensions {
                 put_down: found,
