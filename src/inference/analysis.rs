@@ -193,6 +193,7 @@ impl Engine {
             || self.promotion_piece()
             || self.pending()
             || self.explained(MAX_RECORDED_ROUNDS)
+            || self.explained_in_any_order()
             || self.new_game_unseen()
         {
             return;
@@ -216,6 +217,11 @@ impl Engine {
             scan: self.config.settle,
             lost: self.lost_at.filter(|&t| t >= start),
             fresh: false,
+            slack: if self.lift_slack {
+                self.config.settle
+            } else {
+                Duration::ZERO
+            },
         }
     }
 
@@ -412,6 +418,30 @@ impl Engine {
             return false;
         }
         matches!(self.searched_on_occupancy(), Explanation::Found { .. })
+    }
+
+    /// On an occupancy-only board nothing explains, the search again with each move's
+    /// piece read leaving up to a scan before the previous move's: readings of one
+    /// moment come a scan apart (Bxa5 bxa5 a4, the pawn on a3 read lifted a scan before
+    /// the pawn on b6 that took swapped within a scan: not irregular for the rest of the
+    /// game). Only then, and only when it explains the board one way: where the order
+    /// read explains the board, it is the evidence, and sequences it rules out, once
+    /// carried as an ambiguity, would leave the moves made behind.
+    fn explained_in_any_order(&mut self) -> bool {
+        if !self.config.occupancy_only || self.lost_updates {
+            return false;
+        }
+        self.lift_slack = true;
+        let explained = matches!(self.searched_on_occupancy(), Explanation::Found { .. }) && {
+            let unexplained = self.unexplained.take();
+            let explained = self.explained(MAX_RECORDED_ROUNDS);
+            if !explained {
+                self.unexplained = self.unexplained.take().or(unexplained);
+            }
+            explained
+        };
+        self.lift_slack = false;
+        explained
     }
 
     /// Moves made faster than the settle window or while updates were lost: the moves

@@ -189,6 +189,9 @@ pub struct Engine {
     pub(super) unconfirmed: Option<Unconfirmed>,
     /// The hold window of the board read last has been judged (see `held`).
     pub(super) hold_judged: bool,
+    /// The search lets a move's piece be read leaving up to a scan before the previous
+    /// move's (see `explained_in_any_order`).
+    pub(super) lift_slack: bool,
     /// Since when the board read last has been read unchanged, the link up (see `held`).
     pub(super) held_since: Duration,
     /// The link went down and nothing was read since (see `link_down`).
@@ -242,6 +245,7 @@ impl Engine {
             in_stride: false,
             replied_when_lost: false,
             hold_judged: false,
+            lift_slack: false,
             held_since: Duration::ZERO,
             link_down: false,
             events: VecDeque::new(),

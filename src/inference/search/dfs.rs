@@ -269,7 +269,9 @@ impl Search<'_> {
             // by this move within a scan, see `taken_unseen`).
             let (lift, taken_unseen) = if self.occupancy_only {
                 let scan = self.evidence.scan;
-                let after = path.last().map_or(self.evidence.start, |s| s.lift);
+                let after = path.last().map_or(self.evidence.start, |s| {
+                    s.lift.saturating_sub(self.evidence.slack)
+                });
                 let Some(t) = self.lifted(mv, after) else {
                     continue;
                 };

@@ -105,6 +105,10 @@ pub(crate) struct Evidence<'a> {
     /// The search starts from the position recorded when updates were last lost: the
     /// board read whole then is a snapshot of the moves searched (see `fresh`).
     pub fresh: bool,
+    /// On an occupancy-only board, how long before the previous move's piece was read
+    /// leaving the next move's may have been (zero; a scan once nothing else explains
+    /// the board, see `Engine::explained_in_any_order`).
+    pub slack: Duration,
 }
 
 impl Evidence<'_> {

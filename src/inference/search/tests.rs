@@ -40,6 +40,7 @@ pub(super) fn evidence<'a>(since: &'a Since, seen: Bitboard, history: &'a Histor
         scan: Duration::from_millis(250),
         lost: None,
         fresh: false,
+        slack: Duration::ZERO,
     }
 }
 
