@@ -265,8 +265,9 @@ impl Search<'_> {
                 }
             }
             // On an occupancy-only board only a piece seen leaving its square can move,
-            // after the previous move's piece left and landed (or was placed and taken
-            // by this move within a scan, see `taken_unseen`).
+            // after the previous move's piece left (or up to `Evidence::slack` before)
+            // and landed (or was placed and taken by this move within a scan, see
+            // `taken_unseen`).
             let (lift, taken_unseen) = if self.occupancy_only {
                 let scan = self.evidence.scan;
                 let after = path.last().map_or(self.evidence.start, |s| {
