@@ -506,7 +506,12 @@ pub(crate) fn explain(
                 let depths = (plies + usize::from(!capped))..=max_plies;
                 let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
                 let shorter: Vec<&Sequence> = found.iter().collect();
-                if let Some(deeper) = deeper.search(&shorter, depths, false, &mut nodes) {
+                // With a budget of its own: the search one move deeper may have spent
+                // the shared one on weak explanations (two pieces in the hands fit in
+                // many ways), and the moves read landing are few (Rc8 Rxc8+ Bxc8 Nd5,
+                // the rook taken on c8 before a scan read it there, wrong codes read
+                // on c8 and d5: not reported as Bc8 Nd5 with both rooks in the hands).
+                if let Some(deeper) = deeper.search(&shorter, depths, false, &mut 0) {
                     return deeper;
                 }
                 // None found, and each weak one contradicts what the board read (a piece
