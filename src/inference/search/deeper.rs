@@ -279,13 +279,15 @@ impl<'a> Deeper<'a> {
     /// explanations of the fewest moves up to [`READ_PLIES`] beyond, searched as `search`
     /// does (on a board read without lost updates). A burst of moves made faster than
     /// the board rested between them, each piece read on its destination, is such a
-    /// line (e5 Bf5 d4 e6 Bd3 within two seconds, wrong codes read on the way).
+    /// line (e5 Bf5 d4 e6 Bd3 within two seconds, wrong codes read on the way); or
+    /// taken there before a scan read it, by a piece of the other side read there
+    /// (Nc5 dxc6 bxa4 cxd7+ Nxd7, captures swapped, the pawn never read on d7).
     pub(super) fn beyond(&self, max_plies: usize, nodes: &mut usize) -> Option<Explanation> {
         if !self.evidence.continuous() {
             return None;
         }
         let depths = (max_plies + 1)..=(max_plies + READ_PLIES);
-        self.search_for(depths, true, false, nodes, |s| self.shown_in_order(s))
+        self.search_for(depths, true, true, nodes, |s| self.shown_in_order(s))
     }
 
     /// For shorter explanations that each answer a move while its piece stood elsewhere
