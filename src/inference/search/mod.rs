@@ -711,13 +711,16 @@ impl Extensions {
     }
 
     /// Their moves, each once (hypotheses of different lengths grow into the same
-    /// sequence: counted twice, they would fill the cap on what is collected). When
-    /// every one shows the board at rest (complete), only those the board shows best
-    /// (fewest captures nobody saw landing on an occupancy-only board, every square
-    /// seen to change on one that reads pieces: see `Sequence::unseen`), as `choose`
-    /// keeps them of one search: each hypothesis starts a search the ambiguity left
-    /// open, and a reading one extension explains (a capture's square read emptied
-    /// and filled again) another leaves as noise. (A move in progress leaves a board
+    /// sequence: counted twice, they would fill the cap on what is collected). On an
+    /// occupancy-only board, when every one shows the board at rest (complete), only
+    /// those with the fewest captures nobody saw landing (see `Sequence::unseen`), as
+    /// `choose` keeps them of one search: each hypothesis starts a search the ambiguity
+    /// left open, and a reading one extension explains (a capture's square read emptied
+    /// and filled again) another leaves as noise. Not on a board that reads pieces,
+    /// where `unseen` asks whether every square a sequence changes was seen to change
+    /// since the ambiguity began: a square the moves after it changed counts for a
+    /// hypothesis that passed there unread long before (Bf4 g5 Bg3 or Bh4 g5 Bg3, then
+    /// ...f4 eighteen plies on: no evidence for Bf4). (A move in progress leaves a board
     /// that fits a quiet move the reply's landing seems to show; the order of the
     /// lifts, over the many moves a carried ambiguity grows, tells them apart no
     /// better than chance.) Pieces held in the hand for the hold window were put down:
@@ -745,6 +748,7 @@ impl Extensions {
         }
         let all = || shallow.iter().chain(&deeper);
         if !held
+            && occupancy_only
             && all().all(|s| s.complete)
             && let Some(least) = all().map(|s| s.unseen).min()
         {
