@@ -238,10 +238,10 @@ impl<'a> Deeper<'a> {
     /// (not `ordered`): the explanations of the fewest moves in `depths` (up to
     /// [`READ_PLIES`] beyond, on a board read without lost updates) that show them
     /// (those read standing in the order read), are seen whole (every square seen to
-    /// change, in the order of the lifts, promoted pieces read) and complete if
-    /// `complete` (the shorter one was), among moves whose piece was read on its
-    /// destination, or taken there (or en passant) by a piece read standing (few, so
-    /// the search stays cheap). `None` when there is none, or the search was cut (it
+    /// change, promoted pieces read, in the order of the lifts where that tells them
+    /// from the shorter ones, see below) and complete if `complete` (the shorter one
+    /// was), among moves whose piece was read on its destination, or taken there (or
+    /// en passant) by a piece read standing (few, so the search stays cheap). `None` when there is none, or the search was cut (it
     /// cannot tell them from the rest).
     pub(super) fn search(
         &self,
@@ -270,8 +270,13 @@ impl<'a> Deeper<'a> {
             0
         };
         let depths = *depths.start()..=*depths.end() + beyond;
+        // Begun in the order of the lifts, when that is what the shorter ones lack or
+        // one of them keeps it; where none does, the order is no argument for them (Qxe5
+        // Nd4 with the queen read standing on b5 as the knight landed, for Qb5 Nd4 Qxe5:
+        // the queen slid back across d5, which read it again and then left it last).
+        let in_order = held_through || shorter.iter().any(|s| s.ordered);
         self.search_for(depths, complete, held_through, nodes, |s| {
-            self.shown_in_order(s)
+            (s.ordered || !in_order) && self.shown_in_order(s)
         })
     }
 
@@ -287,7 +292,9 @@ impl<'a> Deeper<'a> {
             return None;
         }
         let depths = (max_plies + 1)..=(max_plies + READ_PLIES);
-        self.search_for(depths, true, true, nodes, |s| self.shown_in_order(s))
+        self.search_for(depths, true, true, nodes, |s| {
+            s.ordered && self.shown_in_order(s)
+        })
     }
 
     /// For shorter explanations that each answer a move while its piece stood elsewhere
@@ -299,7 +306,7 @@ impl<'a> Deeper<'a> {
         nodes: &mut usize,
     ) -> Option<Explanation> {
         self.search_for(depths, true, false, nodes, |s| {
-            self.shown(s) && !self.landed_early(s)
+            s.ordered && self.shown(s) && !self.landed_early(s)
         })
     }
 
@@ -375,9 +382,9 @@ impl<'a> Deeper<'a> {
     }
 
     /// The complete (if `complete`) explanations of the fewest moves in `depths` that
-    /// `fits` accepts, seen whole, among moves whose piece was read on its destination
-    /// or taken there by a piece read standing (see `search`), or, with `unread_victims`,
-    /// by one of the other side read there.
+    /// `fits` accepts, every square seen to change and promoted pieces read, among moves
+    /// whose piece was read on its destination or taken there by a piece read standing
+    /// (see `search`), or, with `unread_victims`, by one of the other side read there.
     fn search_for(
         &self,
         depths: std::ops::RangeInclusive<usize>,
@@ -414,11 +421,7 @@ impl<'a> Deeper<'a> {
                 return None;
             }
             found.retain(|s| {
-                (s.complete || !complete)
-                    && s.visible()
-                    && s.ordered
-                    && s.promotions_seen
-                    && fits(s)
+                (s.complete || !complete) && s.visible() && s.promotions_seen && fits(s)
             });
             if !found.is_empty() {
                 return Some(choose(found, plies));
