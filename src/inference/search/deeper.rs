@@ -239,10 +239,10 @@ impl<'a> Deeper<'a> {
     /// [`READ_PLIES`] beyond, on a board read without lost updates) that show them
     /// (those read standing in the order read), are seen whole (every square seen to
     /// change, promoted pieces read, in the order of the lifts where that tells them
-    /// from the shorter ones, see below) and complete if `complete` (the shorter one
+    /// from the shorter ones: see below) and complete if `complete` (the shorter one
     /// was), among moves whose piece was read on its destination, or taken there (or
-    /// en passant) by a piece read standing (few, so the search stays cheap). `None` when there is none, or the search was cut (it
-    /// cannot tell them from the rest).
+    /// en passant) by a piece read standing (few, so the search stays cheap). `None`
+    /// when there is none, or the search was cut (it cannot tell them from the rest).
     pub(super) fn search(
         &self,
         shorter: &[&Sequence],
@@ -270,10 +270,11 @@ impl<'a> Deeper<'a> {
             0
         };
         let depths = *depths.start()..=*depths.end() + beyond;
-        // Begun in the order of the lifts, when that is what the shorter ones lack or
-        // one of them keeps it; where none does, the order is no argument for them (Qxe5
-        // Nd4 with the queen read standing on b5 as the knight landed, for Qb5 Nd4 Qxe5:
-        // the queen slid back across d5, which read it again and then left it last).
+        // The deeper ones are begun in the order of the lifts where the shorter ones
+        // fall short for want of it (`held_through`) or one of them keeps it. Where none
+        // does, that order tells nothing between them (Qxe5 Nd4 with the queen read
+        // standing on b5 as the knight landed, for Qb5 Nd4 Qxe5: the queen slid back
+        // across d5, which read it again and then left it last).
         let in_order = held_through || shorter.iter().any(|s| s.ordered);
         self.search_for(depths, complete, held_through, nodes, |s| {
             (s.ordered || !in_order) && self.shown_in_order(s)
@@ -284,9 +285,10 @@ impl<'a> Deeper<'a> {
     /// explanations of the fewest moves up to [`READ_PLIES`] beyond, searched as `search`
     /// does (on a board read without lost updates). A burst of moves made faster than
     /// the board rested between them, each piece read on its destination, is such a
-    /// line (e5 Bf5 d4 e6 Bd3 within two seconds, wrong codes read on the way); or
-    /// taken there before a scan read it, by a piece of the other side read there
-    /// (Nc5 dxc6 bxa4 cxd7+ Nxd7, captures swapped, the pawn never read on d7).
+    /// line (e5 Bf5 d4 e6 Bd3 within two seconds, wrong codes read on the way). So is
+    /// one whose piece was taken on its destination before a scan read it there, by a
+    /// piece of the other side read there (Nc5 dxc6 bxa4 cxd7+ Nxd7, captures swapped,
+    /// the pawn never read on d7).
     pub(super) fn beyond(&self, max_plies: usize, nodes: &mut usize) -> Option<Explanation> {
         if !self.evidence.continuous() {
             return None;
