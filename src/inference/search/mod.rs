@@ -447,7 +447,7 @@ pub(crate) fn explain(
             } else {
                 let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
                 let depths = (plies + 1)..=max_plies;
-                if let Some(deeper) = deeper.search(&whole, depths, true, &mut nodes) {
+                if let Some(deeper) = deeper.search(&whole, depths, true, &mut 0) {
                     return deeper;
                 }
             }
@@ -464,8 +464,7 @@ pub(crate) fn explain(
             {
                 let mut early = early.into_iter();
                 found.retain(|_| !early.next().unwrap_or(false));
-            } else if let Some(in_turn) = deeper.search_in_turn((plies + 1)..=max_plies, &mut nodes)
-            {
+            } else if let Some(in_turn) = deeper.search_in_turn((plies + 1)..=max_plies, &mut 0) {
                 return in_turn;
             }
             // After lost updates, moves that never show a piece read standing since the
@@ -506,11 +505,12 @@ pub(crate) fn explain(
                 let depths = (plies + usize::from(!capped))..=max_plies;
                 let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
                 let shorter: Vec<&Sequence> = found.iter().collect();
-                // With a budget of its own: the search one move deeper may have spent
-                // the shared one on weak explanations (two pieces in the hands fit in
-                // many ways), and the moves read landing are few (Rc8 Rxc8+ Bxc8 Nd5,
-                // the rook taken on c8 before a scan read it there, wrong codes read
-                // on c8 and d5: not reported as Bc8 Nd5 with both rooks in the hands).
+                // With a budget of its own, as every search among the moves read
+                // landing: the search one move deeper may have spent the shared one on
+                // weak explanations (two pieces in the hands fit in many ways), and the
+                // moves read landing are few (Rc8 Rxc8+ Bxc8 Nd5, the rook taken on c8
+                // before a scan read it there, wrong codes read on c8 and d5: not
+                // reported as Bc8 Nd5 with both rooks in the hands).
                 if let Some(deeper) = deeper.search(&shorter, depths, false, &mut 0) {
                     return deeper;
                 }
