@@ -248,7 +248,6 @@ impl<'a> Deeper<'a> {
         shorter: &[&Sequence],
         depths: std::ops::RangeInclusive<usize>,
         complete: bool,
-        nodes: &mut usize,
     ) -> Option<Explanation> {
         // Nobody holds a piece through their own next move: weak explanations that each
         // do are no more the moves made than ones that overlook a reading (c3 Be3 Rxe3
@@ -276,7 +275,7 @@ impl<'a> Deeper<'a> {
         // standing on b5 as the knight landed, for Qb5 Nd4 Qxe5: the queen slid back
         // across d5, which read it again and then left it last).
         let in_order = held_through || shorter.iter().any(|s| s.ordered);
-        self.search_for(depths, complete, held_through, nodes, |s| {
+        self.search_for(depths, complete, held_through, |s| {
             (s.ordered || !in_order) && self.shown_in_order(s)
         })
     }
@@ -289,14 +288,12 @@ impl<'a> Deeper<'a> {
     /// one whose piece was taken on its destination before a scan read it there, by a
     /// piece of the other side read there (Nc5 dxc6 bxa4 cxd7+ Nxd7, captures swapped,
     /// the pawn never read on d7).
-    pub(super) fn beyond(&self, max_plies: usize, nodes: &mut usize) -> Option<Explanation> {
+    pub(super) fn beyond(&self, max_plies: usize) -> Option<Explanation> {
         if !self.evidence.continuous() {
             return None;
         }
         let depths = (max_plies + 1)..=(max_plies + READ_PLIES);
-        self.search_for(depths, true, true, nodes, |s| {
-            s.ordered && self.shown_in_order(s)
-        })
+        self.search_for(depths, true, true, |s| s.ordered && self.shown_in_order(s))
     }
 
     /// For shorter explanations that each answer a move while its piece stood elsewhere
@@ -305,9 +302,8 @@ impl<'a> Deeper<'a> {
     pub(super) fn search_in_turn(
         &self,
         depths: std::ops::RangeInclusive<usize>,
-        nodes: &mut usize,
     ) -> Option<Explanation> {
-        self.search_for(depths, true, false, nodes, |s| {
+        self.search_for(depths, true, false, |s| {
             s.ordered && self.shown(s) && !self.landed_early(s)
         })
     }
@@ -387,14 +383,19 @@ impl<'a> Deeper<'a> {
     /// `fits` accepts, every square seen to change and promoted pieces read, among moves
     /// whose piece was read on its destination or taken there by a piece read standing
     /// (see `search`), or, with `unread_victims`, by one of the other side read there.
+    /// With a node budget of its own: the search that came to it may have spent its
+    /// own on sequences these moves rule out (pieces in the hands fit in many ways),
+    /// and the moves read landing are few (Rc8 Rxc8+ Bxc8 Nd5, the rook taken on c8
+    /// before a scan read it there, wrong codes read on c8 and d5: not reported as Bc8
+    /// Nd5 with both rooks in the hands).
     fn search_for(
         &self,
         depths: std::ops::RangeInclusive<usize>,
         complete: bool,
         unread_victims: bool,
-        nodes: &mut usize,
         fits: impl Fn(&Sequence) -> bool,
     ) -> Option<Explanation> {
+        let mut nodes = 0;
         let (start, codes) = (self.start, self.codes);
         let read = self.evidence.history.codes_read(self.evidence.start);
         let mut placed = if unread_victims {
@@ -416,10 +417,10 @@ impl<'a> Deeper<'a> {
             let mut search = Search {
                 skip_first: self.skip_first,
                 placed: Some(&placed),
-                ..Search::new(self.target, self.evidence, false, &mut found, nodes)
+                ..Search::new(self.target, self.evidence, false, &mut found, &mut nodes)
             };
             search.dfs(start, codes, plies, &mut path);
-            if *nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
+            if nodes >= MAX_NODES || found.len() >= MAX_COUNTED {
                 return None;
             }
             found.retain(|s| {

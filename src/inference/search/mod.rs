@@ -447,7 +447,7 @@ pub(crate) fn explain(
             } else {
                 let whole: Vec<&Sequence> = found.iter().filter(|s| whole(s)).collect();
                 let depths = (plies + 1)..=max_plies;
-                if let Some(deeper) = deeper.search(&whole, depths, true, &mut 0) {
+                if let Some(deeper) = deeper.search(&whole, depths, true) {
                     return deeper;
                 }
             }
@@ -464,7 +464,7 @@ pub(crate) fn explain(
             {
                 let mut early = early.into_iter();
                 found.retain(|_| !early.next().unwrap_or(false));
-            } else if let Some(in_turn) = deeper.search_in_turn((plies + 1)..=max_plies, &mut 0) {
+            } else if let Some(in_turn) = deeper.search_in_turn((plies + 1)..=max_plies) {
                 return in_turn;
             }
             // After lost updates, moves that never show a piece read standing since the
@@ -505,13 +505,7 @@ pub(crate) fn explain(
                 let depths = (plies + usize::from(!capped))..=max_plies;
                 let deeper = Deeper::new(start, &codes, target, evidence, skip_first);
                 let shorter: Vec<&Sequence> = found.iter().collect();
-                // With a budget of its own, as every search among the moves read
-                // landing: the search one move deeper may have spent the shared one on
-                // weak explanations (two pieces in the hands fit in many ways), and the
-                // moves read landing are few (Rc8 Rxc8+ Bxc8 Nd5, the rook taken on c8
-                // before a scan read it there, wrong codes read on c8 and d5: not
-                // reported as Bc8 Nd5 with both rooks in the hands).
-                if let Some(deeper) = deeper.search(&shorter, depths, false, &mut 0) {
+                if let Some(deeper) = deeper.search(&shorter, depths, false) {
                     return deeper;
                 }
                 // None found, and each weak one contradicts what the board read (a piece
@@ -548,8 +542,7 @@ fn reported(mut found: Vec<Sequence>, plies: usize) -> Explanation {
 /// For a board that reads pieces and that no sequence of at most `max_plies` moves from
 /// `start` explains: the complete explanations of the fewest moves up to [`READ_PLIES`]
 /// beyond, among the moves the board read being made (see `Deeper::beyond`); `Nothing`
-/// when there is none. Its own node budget: the searches before it may have spent
-/// theirs, and the moves read landing are few.
+/// when there is none.
 pub(crate) fn explain_beyond(
     start: &Chess,
     target: &Codes,
@@ -557,9 +550,8 @@ pub(crate) fn explain_beyond(
     max_plies: usize,
 ) -> Explanation {
     let codes = from_board(start.board(), false);
-    let mut nodes = 0;
     Deeper::new(start, &codes, target, evidence, None)
-        .beyond(max_plies, &mut nodes)
+        .beyond(max_plies)
         .unwrap_or(Explanation::Nothing)
 }
 
