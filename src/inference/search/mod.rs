@@ -341,7 +341,9 @@ pub(crate) fn explain(
         // (exd6 Qxd6 Qxd6, White's queen read lifted first, its square read late in
         // the scan, beside Qxd6 Qf6 with the pawn lifted before both still in the hand).
         // Beyond one move deeper, a promoted piece must also have been read for longer
-        // than a wrong code lasts.
+        // than a wrong code lasts, or be a queen read once, the last piece of its side
+        // read there (see `promotions_read`: g1=Q read for a scan, then Rxg1 Kxg1; not
+        // Kg1 with Rxg2 under way, the queen and the rook read on g1 left unexplained).
         let order_kept = weak
             .as_ref()
             .is_some_and(|(weak, _): &(Vec<Sequence>, usize)| weak.iter().any(|s| s.ordered));
@@ -349,7 +351,7 @@ pub(crate) fn explain(
             s.complete
                 && s.visible()
                 && (!order_kept || s.ordered)
-                && (!beyond || s.promotions_seen)
+                && (!beyond || s.promotions_seen || s.promotions_read)
         };
         if nodes >= MAX_NODES {
             // Cut short one move deeper than a weak explanation: a whole one found there
