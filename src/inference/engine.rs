@@ -144,6 +144,9 @@ pub struct Engine {
     /// The `anchor` before it: when the board first showed the position the last move
     /// was played from (a correction's move was begun after it).
     pub(super) previous_anchor: Duration,
+    /// The last change read before moves found by the search were last recorded: what
+    /// the board read after it is of moves made since (see `round_trip`).
+    pub(super) searched_through: Duration,
     pub(super) candidates: Candidates,
     pub(super) tentative: Option<Tentative>,
     pub(super) last_change: Duration,
@@ -224,6 +227,7 @@ impl Engine {
             history: History::default(),
             anchor: Duration::ZERO,
             previous_anchor: Duration::ZERO,
+            searched_through: Duration::ZERO,
             candidates: Candidates::default(),
             tentative: None,
             last_change: Duration::ZERO,
@@ -303,9 +307,7 @@ impl Engine {
     pub fn next_deadline(&self) -> Option<Duration> {
         let settle = match self.tentative {
             Some(t) => Some(t.since + self.config.settle),
-            None if !self.analysed && self.analysis_due() => {
-                Some(self.last_change + self.config.settle)
-            }
+            None if !self.analysed => Some(self.last_change + self.config.settle),
             None => None,
         };
         let reanchor = self
@@ -316,13 +318,6 @@ impl Engine {
             .into_iter()
             .flatten()
             .min()
-    }
-
-    /// Whether the board, once stable, is analysed: it differs from the recorded
-    /// position, or shows it again with an ambiguity open (moves made there and back,
-    /// see `round_trip`).
-    fn analysis_due(&self) -> bool {
-        self.diff.any() || self.ambiguity.is_some()
     }
 
     /// Runs the timers due at `now`: records a settled move, analyses a stable board,
@@ -339,7 +334,6 @@ impl Engine {
             }
             if self.tentative.is_none()
                 && !self.analysed
-                && self.analysis_due()
                 && now >= self.last_change + self.config.settle
             {
                 self.analysed = true;
@@ -847,6 +841,7 @@ impl Engine {
             }
         }
         self.first_lift = FirstLift::Unclear;
+        self.searched_through = self.last_change;
     }
 
     /// Replaces the last move by `mv` (legal in the position before it).

@@ -1,40 +1,58 @@
-//! A board back on the recorded position while an ambiguity is open: moves made faster
-//! than the settle window can come back to the position they started from (Rc5 Qe7 Re5
-//! Qd8, after Rc5 Qe7 was reported), which no difference from the recorded position
-//! shows. The readings since the board left that position tell whether they were made:
-//! the one sequence of moves back to it that they prove (see `search::round_trip`),
-//! starting with one of the ambiguity's sequences, is recorded. So it is after lost
-//! updates, the ambiguity's moves explaining the fresh read, when the moves back were
-//! read after it (Kh3 read in the dump, then Nf3 Kg2 Ne1+). Anything less (a piece
-//! lifted and put back, readings several round trips fit) leaves the ambiguity as it is.
+//! A board back on the recorded position: moves made faster than the settle window can
+//! come back to the position they started from (Rc5 Qe7 Re5 Qd8, after Rc5 Qe7 was
+//! reported; Rde3 Raa1 Rd3 Ra5, none of them resting a settle window), which no
+//! difference from the recorded position shows. The readings since the board left that
+//! position tell whether they were made: the one sequence of moves back to it that they
+//! prove (see `search::round_trip`), starting with one of the sequences of an ambiguity
+//! open, is recorded. So it is after lost updates, the ambiguity's moves explaining the
+//! fresh read, when the moves back were read after it (Kh3 read in the dump, then Nf3
+//! Kg2 Ne1+). Anything less (a piece lifted and put back, readings several round trips
+//! fit) leaves the record and any ambiguity as they are.
 
 use std::time::Duration;
 
 use shakmaty::{Move, Square};
 
 use super::codes::{Codes, EMPTY, diff};
-use super::engine::Engine;
+use super::engine::{Engine, closed};
 use super::search::{Evidence, Since, round_trip};
 
 impl Engine {
     /// Records the round trip the readings since the board left the recorded position
-    /// prove, when the board shows that position again with an ambiguity of moves from
-    /// it open.
+    /// prove, when the board shows that position again (with an ambiguity of moves from
+    /// it open, one that starts with one of its sequences).
     pub(super) fn round_trip(&mut self) {
-        let Some(open) = self.ambiguity.as_ref() else {
-            return;
-        };
-        if open.correction
-            || open.takeback.is_some()
-            || open.hold
+        let open = self.ambiguity.as_ref();
+        if open.is_some_and(|open| open.correction || open.takeback.is_some() || open.hold)
             || self.turn_open
             || self.diff.any()
+            || closed(self.record.status())
         {
             return;
         }
+        // With no ambiguity open, the readings count from when the board first showed
+        // the last move, or from the last reading the search recorded moves from: what
+        // was read before is of moves recorded (the same position shown before them is
+        // another one: Kg1 Kb8 Kh1 Kc8 Kg1 recorded, the kings' shuffle no round trip
+        // since), what was read since of moves after them (the round trip may end with
+        // the last move's piece put back where it landed: Ra5 read as the rook on d3 was
+        // lifted, then Rde3 Raa1 Rd3 Ra5). And only a board that read a piece where the
+        // recorded position has none since is searched: a piece lifted and put back, or
+        // a flicker, is no move, and most boards that come back are those.
+        let shown = self.anchor.saturating_sub(self.config.settle);
+        let floor = match open {
+            Some(_) => shown,
+            None => shown.max(self.searched_through),
+        };
         let from = self
-            .left_recorded_position()
-            .unwrap_or_else(|| self.readings_from());
+            .left_recorded_position(floor)
+            .unwrap_or_else(|| match open {
+                Some(_) => self.readings_from(),
+                None => floor,
+            });
+        if open.is_none() && !self.placed_elsewhere(from) {
+            return;
+        }
         // The board shows no difference, so no square has a time it began to differ: each
         // counts from when it was first read left since the position was left, the order
         // the search judges the lifts by.
@@ -60,7 +78,8 @@ impl Engine {
             })
         };
         let fits = |moves: &[Move]| {
-            open.sequences.iter().any(|s| moves.starts_with(s)) && read_back(moves)
+            open.is_none_or(|open| open.sequences.iter().any(|s| moves.starts_with(s)))
+                && read_back(moves)
         };
         if let Some(moves) = round_trip(
             self.record.position(),
@@ -78,16 +97,13 @@ impl Engine {
     /// back is none): the first change after that showing (the round trip's first lift,
     /// or a touch before it). Not when the last move's piece was last read landing: the
     /// round trip may take that piece away and put it back (Ne1+, then Kh3 Nf3 Kg2
-    /// Ne1+). None when no such showing was read since the board first showed the last
-    /// recorded move (the same position earlier in the game is another one).
-    fn left_recorded_position(&self) -> Option<Duration> {
-        let start = self.anchor.saturating_sub(self.config.settle);
-        let placed =
-            |board: &Codes| (0..64).any(|i| self.expected[i] == EMPTY && board[i] != EMPTY);
+    /// Ne1+). None when no such showing was read since `start` (when the board first
+    /// showed the last recorded move, or later: the same position earlier is another).
+    fn left_recorded_position(&self, start: Duration) -> Option<Duration> {
         let mut away = false;
         let mut left = None;
         for (at, board) in self.history.boards_back(self.observed) {
-            if placed(&board) {
+            if self.placed(&board) {
                 away = true;
             } else if away && !diff(&board, &self.expected).any() {
                 return left;
@@ -98,5 +114,19 @@ impl Engine {
             left = Some(at);
         }
         None
+    }
+
+    /// Whether a board read at or after `from` had a piece where the recorded position
+    /// has none.
+    fn placed_elsewhere(&self, from: Duration) -> bool {
+        self.history
+            .boards_back(self.observed)
+            .take_while(|&(at, _)| at >= from)
+            .any(|(_, board)| self.placed(&board))
+    }
+
+    /// Whether `board` has a piece where the recorded position has none.
+    fn placed(&self, board: &Codes) -> bool {
+        (0..64).any(|i| self.expected[i] == EMPTY && board[i] != EMPTY)
     }
 }
