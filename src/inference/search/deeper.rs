@@ -10,7 +10,7 @@ use super::choice::choose;
 use super::dfs::Search;
 use super::moves::two_steps_beside;
 use super::{Evidence, Explanation, MAX_COUNTED, MAX_NODES, READ_PLIES, Sequence};
-use crate::inference::codes::{Codes, code_piece, move_effect, piece_code};
+use crate::inference::codes::{Codes, EMPTY, code_piece, move_effect, piece_code};
 use crate::inference::history::History;
 
 /// The squares a move takes its piece from and to, when it moves one piece (not
@@ -403,6 +403,15 @@ impl<'a> Deeper<'a> {
         } else {
             read
         };
+        // A piece read for one scan with the code of none that left another square may
+        // have been any piece (see `History::misread_briefly`): the rook read on e3 as a
+        // pawn, then slid back over e4 for Re3 Rc3 Re5 (not Re4 Rc3 Re5, leaving the
+        // reading on e3 to no piece).
+        let history = self.evidence.history;
+        let misread = history.misread_briefly(self.evidence.start, self.evidence.scan);
+        for square in misread {
+            placed[square.to_usize()] = u16::MAX;
+        }
         // A piece read standing there may have landed by taking one never read there
         // (Qe4+ Qxe4, the white queen taken before a scan read it): moves of the other
         // side to its square are tried too.
@@ -427,6 +436,22 @@ impl<'a> Deeper<'a> {
                 (s.complete || !complete) && s.visible() && s.promotions_seen && fits(s)
             });
             if !found.is_empty() {
+                // A misread is of a piece standing there: those that have one on each
+                // such square, or take one over it, where some do.
+                let covers = |s: &Sequence| {
+                    let positions = codes_along(start, codes, &s.moves);
+                    misread.into_iter().all(|square| {
+                        positions.iter().any(|p| p[square.to_usize()] != EMPTY)
+                            || s.moves.iter().zip(&positions).any(|(&mv, before)| {
+                                mv.from().is_some_and(|from| {
+                                    passes(mv, before, square, before[from.to_usize()])
+                                })
+                            })
+                    })
+                };
+                if found.iter().any(covers) {
+                    found.retain(covers);
+                }
                 return Some(choose(found, plies));
             }
         }
