@@ -615,9 +615,13 @@ impl Engine {
             }
         }
         // Nothing within the search's depth, from the record or in place of its last
-        // move, with no ambiguity open: a burst of moves the board read being made may be
-        // longer.
-        if found == Explanation::Nothing && !occupancy && self.ambiguity.is_none() {
+        // move, with no ambiguity open that binds: a burst of moves the board read being
+        // made may be longer (c6 Qb3 Be7 e4 reported with the knight in the hand, then
+        // Nf6 read landing; its moves must still start with a line reported).
+        if found == Explanation::Nothing
+            && !occupancy
+            && self.ambiguity.as_ref().is_none_or(|a| !a.binding)
+        {
             found = explain_beyond(self.record.position(), &self.observed, evidence, depth);
             correction = false;
         }
