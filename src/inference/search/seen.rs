@@ -61,9 +61,10 @@ pub(super) fn seen_whole(
 
 /// The one sequence of moves from `start` back to it (the board shows `start` again)
 /// that the readings since prove, among those `fits` accepts: of the fewest moves on
-/// squares seen to change that lead back and show each piece the board read standing
-/// (see `Deeper::shown`), the only one preferred, complete, every square it changes seen
-/// to change, and begun in the order the pieces were read lifted. A round trip on
+/// squares seen to change that lead back complete (the board at rest shows no move in
+/// progress: Qe2 Re4 Qxe4 with the rook in the hand is none) and show each piece the
+/// board read standing (see `Deeper::shown`), the only one preferred, every square it
+/// changes seen to change, and begun in the order the pieces were read lifted. A round trip on
 /// squares never seen to change was not made; several the readings fit alike are not
 /// told apart. (After lost updates every square counts as seen, a fresh read showing
 /// no change it hid: the pieces read standing tell the round trips apart, as the king
@@ -85,13 +86,13 @@ pub(crate) fn round_trip(
     let mut nodes = 0;
     for plies in 1..=max_plies {
         let mut found = within_seen(start, &codes, &codes, evidence, None, plies, &mut nodes)?;
-        found.retain(|s| fits(&s.moves) && deeper.shown(s));
+        found.retain(|s| s.complete && fits(&s.moves) && deeper.shown(s));
         if found.is_empty() {
             continue;
         }
         prefer(&mut found);
         return match &found[..] {
-            [only] if only.complete && only.visible() && only.ordered && only.captures_seen => {
+            [only] if only.visible() && only.ordered && only.captures_seen => {
                 Some(only.moves.clone())
             }
             _ => None,
