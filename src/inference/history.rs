@@ -513,6 +513,14 @@ impl History {
             .find(|c| c.occupied)
             .map(|c| c.at)
     }
+
+    /// The squares filled (read occupied) at or after `from`.
+    pub fn filled_since(&self, from: Duration) -> Bitboard {
+        self.since(from)
+            .filter(|c| c.occupied)
+            .map(|c| c.square)
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Move, Square};
+use shakmaty::{Move, Position, Square};
 
 use super::codes::{Codes, EMPTY, diff};
 use super::engine::{Engine, closed};
@@ -27,23 +27,11 @@ impl Engine {
             || self.turn_open
             || self.diff.any()
             || closed(self.record.status())
+            || !self.may_have_come_back()
         {
             return;
         }
-        // With no ambiguity open, the readings count from when the board first showed
-        // the last move, or from the last reading the search recorded moves from: what
-        // was read before is of moves recorded (the same position shown before them is
-        // another one: Kg1 Kb8 Kh1 Kc8 Kg1 recorded, the kings' shuffle no round trip
-        // since), what was read since of moves after them (the round trip may end with
-        // the last move's piece put back where it landed: Ra5 read as the rook on d3 was
-        // lifted, then Rde3 Raa1 Rd3 Ra5). And only a board that read a piece where the
-        // recorded position has none since is searched: a piece lifted and put back, or
-        // a flicker, is no move, and most boards that come back are those.
-        let shown = self.anchor.saturating_sub(self.config.settle);
-        let floor = match open {
-            Some(_) => shown,
-            None => shown.max(self.searched_through),
-        };
+        let floor = self.round_trip_floor();
         let from = self
             .left_recorded_position(floor)
             .unwrap_or_else(|| match open {
@@ -92,6 +80,29 @@ impl Engine {
         }
     }
 
+    /// Whether the board, showing the recorded position, may have come back to it: with
+    /// an ambiguity open, or when a piece was read since `round_trip_floor` where that
+    /// position has none (a piece lifted and put back, or a flicker, is no move, and
+    /// most boards that come back are those).
+    fn may_have_come_back(&self) -> bool {
+        self.ambiguity.is_some() || self.placed_elsewhere(self.round_trip_floor())
+    }
+
+    /// From when the readings may tell of a round trip: when the board first showed the
+    /// last move, or, with no ambiguity open, the last reading the search recorded moves
+    /// from if later. What was read before is of moves recorded (the same position shown
+    /// before them is another one: Kg1 Kb8 Kh1 Kc8 Kg1 recorded, the kings' shuffle is no
+    /// round trip since), what was read since of moves after them (the round trip may
+    /// end with the last move's piece put back where it landed: Ra5 read as the rook on
+    /// d3 was lifted, then Rde3 Raa1 Rd3 Ra5).
+    fn round_trip_floor(&self) -> Duration {
+        let shown = self.anchor.saturating_sub(self.config.settle);
+        match self.ambiguity {
+            Some(_) => shown,
+            None => shown.max(self.searched_through),
+        }
+    }
+
     /// When the board, showing the recorded position, last showed it before a piece was
     /// read standing where that position has none (a move made: a piece lifted and put
     /// back is none): the first change after that showing (the round trip's first lift,
@@ -116,13 +127,10 @@ impl Engine {
         None
     }
 
-    /// Whether a board read at or after `from` had a piece where the recorded position
-    /// has none.
+    /// Whether a piece was read at or after `from` where the recorded position has none.
     fn placed_elsewhere(&self, from: Duration) -> bool {
-        self.history
-            .boards_back(self.observed)
-            .take_while(|&(at, _)| at >= from)
-            .any(|(_, board)| self.placed(&board))
+        let empty = !self.record.position().board().occupied();
+        (self.history.filled_since(from) & empty).any()
     }
 
     /// Whether `board` has a piece where the recorded position has none.
