@@ -311,8 +311,8 @@ impl<'a> Deeper<'a> {
     /// Whether `s` answers one of its moves while the board read that move's piece
     /// standing elsewhere: the reply's piece was read landing while the move's
     /// destination did not read it, and another square did, one off the move's way (or
-    /// on it, the piece still read there a scan after the reply landed) that the
-    /// move's position leaves without such a piece. A player replies to a
+    /// between its squares, the piece still read there a scan after the reply landed)
+    /// that the move's position leaves without such a piece. A player replies to a
     /// finished move, so the piece was put down there, and that was the move answered
     /// (the king read on f6 as b4 landed, then on g6: Kf6 b4 Kg6, not Kg6 b4).
     pub(super) fn landed_early(&self, s: &Sequence) -> bool {
@@ -365,16 +365,20 @@ impl<'a> Deeper<'a> {
         if history.reading_at(to, at) == Some(code) {
             return false;
         }
-        let on_way = attacks::between(origin, to).with(origin).with(to);
+        let between = attacks::between(origin, to);
+        let on_way = between.with(origin).with(to);
         let read = history.codes_read(self.evidence.start);
         let color = |code: u8| code_piece(code).map(|p| p.color);
         let before = at.saturating_sub(Duration::from_nanos(1));
-        // A square on the move's way read with its piece is a slide's step, unless the
-        // piece still stood there a scan after the reply landed: it was put down there
-        // (Bf4 read as Qc2 landed and for two scans more, then Bxg3: not Bxg3 Qc2).
+        // A square between the move's squares read with its piece is a slide's step,
+        // unless the piece still stood there a scan after the reply landed: it was put
+        // down there (Bf4 read as Qc2 landed and for two scans more, then Bxg3: not
+        // Bxg3 Qc2). Its own square may read it again when a later move brings it back.
         let scan = self.evidence.scan;
+        let stopped =
+            |sq: Square| between.contains(sq) && history.reading_at(sq, at + scan) == Some(code);
         Square::ALL.into_iter().any(|sq| {
-            (!on_way.contains(sq) || history.reading_at(sq, at + scan) == Some(code))
+            (!on_way.contains(sq) || stopped(sq))
                 && after[sq.to_usize()] != code
                 && read[sq.to_usize()] & 1u16.checked_shl(code.into()).unwrap_or(0) != 0
                 && history.reading_at(sq, at) == Some(code)
