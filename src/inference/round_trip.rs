@@ -32,15 +32,17 @@ impl Engine {
             return;
         }
         let floor = self.round_trip_floor();
-        let from = self
-            .left_recorded_position(floor)
-            .unwrap_or_else(|| match open {
-                Some(_) => self.readings_from(),
-                None => floor,
-            });
-        if open.is_none() && !self.placed_elsewhere(from) {
+        let left = self.left_recorded_position(floor);
+        // With no ambiguity open, a piece read elsewhere since the floor (see
+        // `may_have_come_back`) must also have been read since the board left the
+        // position.
+        if open.is_none() && left.is_some_and(|left| !self.placed_elsewhere(left)) {
             return;
         }
+        let from = left.unwrap_or_else(|| match open {
+            Some(_) => self.readings_from(),
+            None => floor,
+        });
         // The board shows no difference, so no square has a time it began to differ: each
         // counts from when it was first read left since the position was left, the order
         // the search judges the lifts by.

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use shakmaty::{Chess, Move, Piece, Position, Rank, Role, Square, attacks};
+use shakmaty::{Bitboard, Chess, Move, Piece, Position, Rank, Role, Square, attacks};
 
 use super::choice::choose;
 use super::dfs::Search;
@@ -122,6 +122,20 @@ fn may_have_taken(placed: &mut [u16; 64], read: &[u16; 64], square: Square, take
     {
         placed[pushed.to_usize()] |= pawn;
     }
+}
+
+/// Marks each square read with a piece for one scan only, with the code of no piece that
+/// left another square (not a slide's step), as possibly any piece in `placed` (a bit
+/// per code on each square): a wrong code (see `History::misread_briefly`). Returns
+/// those squares.
+pub(super) fn misread_as_any(placed: &mut [u16; 64], evidence: &Evidence) -> Bitboard {
+    let misread = evidence
+        .history
+        .misread_briefly(evidence.start, evidence.scan);
+    for square in misread {
+        placed[square.to_usize()] = u16::MAX;
+    }
+    misread
 }
 
 /// Whether a piece of `code` stands on `square` in one of `positions`.
@@ -412,15 +426,9 @@ impl<'a> Deeper<'a> {
         } else {
             read
         };
-        // A piece read for one scan with the code of none that left another square may
-        // have been any piece (see `History::misread_briefly`): the rook read on e3 as a
-        // pawn, then slid back over e4 for Re3 Rc3 Re5 (not Re4 Rc3 Re5, leaving the
-        // reading on e3 to no piece).
-        let history = self.evidence.history;
-        let misread = history.misread_briefly(self.evidence.start, self.evidence.scan);
-        for square in misread {
-            placed[square.to_usize()] = u16::MAX;
-        }
+        // The rook read on e3 as a pawn, then slid back over e4, for Re3 Rc3 Re5 (not Re4
+        // Rc3 Re5, leaving the reading on e3 to no piece).
+        let misread = misread_as_any(&mut placed, &self.evidence);
         // A piece read standing there may have landed by taking one never read there
         // (Qe4+ Qxe4, the white queen taken before a scan read it): moves of the other
         // side to its square are tried too.

@@ -30,7 +30,7 @@ use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
 use self::bounds::seen_moves_reach;
 use self::choice::{choose, choose_between, prefer, queens_promoted};
-use self::deeper::{Deeper, readings_explained};
+use self::deeper::{Deeper, misread_as_any, readings_explained};
 use self::dfs::Search;
 use self::fresh::SinceLost;
 use self::line::played_along;
@@ -301,14 +301,9 @@ pub(crate) fn explain(
             .as_ref()
             .is_some_and(|(_, weak_plies)| plies > weak_plies + 1);
         if beyond && placed.is_none() {
-            // A piece read on a square for one scan only, with the code of no piece that
-            // left another square (not a slide's step), may have been any piece read with
-            // a wrong code (see `History::misread_briefly`).
+            // A piece read on a square for one scan only may have been any piece.
             let mut read = evidence.history.codes_read(evidence.start);
-            let history = evidence.history;
-            for square in history.misread_briefly(evidence.start, evidence.scan) {
-                read[square.to_usize()] = u16::MAX;
-            }
+            misread_as_any(&mut read, &evidence);
             placed = Some(read);
         }
         let mut found = Vec::new();

@@ -59,18 +59,17 @@ pub(super) fn seen_whole(
     }
 }
 
-/// The one sequence of moves from `start` back to it (the board shows `start` again)
-/// that the readings since prove, among those `fits` accepts: of the fewest moves on
-/// squares seen to change that lead back complete (the board at rest shows no move in
-/// progress: Qe2 Re4 Qxe4 with the rook in the hand is none) and show each piece the
-/// board read standing (see `Deeper::shown`), the only one preferred, every square it
-/// changes seen to change, and begun in the order the pieces were read lifted. A round trip on
-/// squares never seen to change was not made; several the readings fit alike are not
-/// told apart. (After lost updates every square counts as seen, a fresh read showing
-/// no change it hid: the pieces read standing tell the round trips apart, as the king
-/// read on h3 in the dump, then Nf3 Kg2 Ne1+ read: Kh3 first, not Kf1 or Kg1.) `None`
-/// on a board that senses occupancy only (a piece put back where another stood reads
-/// the same), or when the search is cut.
+/// The one sequence of moves from `start` back to it (the board shows `start` again) that
+/// the readings since prove, among those `fits` accepts: of the fewest moves on squares
+/// seen to change that lead back complete (the board at rest shows no move in progress: Qe2
+/// Re4 Qxe4 with the rook in the hand is none) and show each piece the board read standing
+/// (see `Deeper::shown`), the only one preferred, every square it changes seen to change,
+/// and begun in the order the pieces were read lifted. A round trip on squares never seen
+/// to change was not made; several the readings fit alike are not told apart. (After lost
+/// updates every square counts as seen, a fresh read showing no change it hid: the pieces
+/// read standing tell the round trips apart, as the king read on h3 in the dump, then Nf3
+/// Kg2 Ne1+ read: Kh3 first, not Kf1 or Kg1.) `None` on a board that senses occupancy only
+/// (a piece put back where another stood reads the same), or when the search is cut.
 pub(crate) fn round_trip(
     start: &Chess,
     evidence: Evidence<'_>,
